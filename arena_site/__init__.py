@@ -1,0 +1,5 @@
+"""Django project package: settings, URL map, Celery app and WSGI entry point."""
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

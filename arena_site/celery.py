@@ -1,0 +1,11 @@
+"""The Celery application: Redis broker from settings, tasks discovered in the apps."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
+
+app = Celery("arena")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

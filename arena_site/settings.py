@@ -1,0 +1,200 @@
+"""Settings for the arena, read from the environment.
+
+With nothing set the site runs on an embedded default suitable for a laptop: a SQLite
+file under ./var, Celery tasks executed eagerly in-process, a local-memory cache and
+DEBUG on. Setting DATABASE_URL (PostgreSQL) and REDIS_URL (broker and cache) turns it
+into a real deployment; there DEBUG defaults to off and SECRET_KEY must be given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+DATABASE_URL = env.str("DATABASE_URL", default="")
+REDIS_URL = env.str("REDIS_URL", default="")
+EMBEDDED = not DATABASE_URL
+
+# --- Core -------------------------------------------------------------------------
+DEBUG = env.bool("DEBUG", default=EMBEDDED)
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Outside DEBUG the arena refuses to start without one: "
+            "export SECRET_KEY to a long random string (for example the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`)."
+        )
+    SECRET_KEY = "insecure-embedded-development-key-do-not-use-in-production"
+
+# Pseudonymises client user ids (HMAC key). Separate from SECRET_KEY so that rotating
+# the session key does not split every user's history in two.
+USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default=SECRET_KEY)
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+SITE_NAME = env.str("SITE_NAME", default="Code Completion Arena")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "leaderboard",
+    "ingest",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "ingest.middleware.BodySizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "arena_site.urls"
+WSGI_APPLICATION = "arena_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------------
+if EMBEDDED:
+    VAR_DIR.mkdir(exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env.str("SQLITE_PATH", default=str(VAR_DIR / "arena.sqlite3")),
+        }
+    }
+else:
+    DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache and Celery -------------------------------------------------------------
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="arena"),
+        }
+    }
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_TASK_ALWAYS_EAGER = False
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CELERY_BROKER_URL = "memory://"
+    CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
+
+# --- Auth, i18n, static -----------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# --- REST framework ---------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "ingest.auth.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "ingest.errors.api_exception_handler",
+    # Clients behind a reverse proxy: how many X-Forwarded-For hops to trust for the IP.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Code Completion Arena API",
+    "DESCRIPTION": (
+        "Battle ingest for editor extensions (native v1 API and the public Copilot Arena "
+        "extension's routes) and the public leaderboard read API."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Docs assets from our own static files: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Arena ------------------------------------------------------------------------
+# Anonymous posting: the public extension sends no credentials.
+ARENA_ALLOW_ANONYMOUS = env.bool("ARENA_ALLOW_ANONYMOUS", default=True)
+# Anonymous clients are limited per IP and per (pseudonymised) user id; API keys lift both
+# and may carry a per-key limit of their own. Rates are "<count>/<sec|min|hour|day>".
+ARENA_THROTTLE_RATES = {
+    "vote_ip": env.str("THROTTLE_VOTE_IP", default="600/min"),
+    "vote_user": env.str("THROTTLE_VOTE_USER", default="120/min"),
+    "pair_ip": env.str("THROTTLE_PAIR_IP", default="300/min"),
+    "pair_user": env.str("THROTTLE_PAIR_USER", default="300/min"),
+    "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),
+}
+# Size limits (documented in docs/api.md). A body over its route's limit gets 413.
+ARENA_MAX_BODY_BYTES = env.int("ARENA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
+ARENA_MAX_BATCH_BODY_BYTES = env.int("ARENA_MAX_BATCH_BODY_BYTES", default=32 * 1024 * 1024)
+ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
+ARENA_MAX_CODE_CHARS = env.int("ARENA_MAX_CODE_CHARS", default=200_000)
+ARENA_MAX_LATENCY_MS = env.float("ARENA_MAX_LATENCY_MS", default=120_000.0)
+DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,18 @@
+"""URL map: admin, ingest (native API and extension routes), OpenAPI schema and docs."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from ingest import urls as ingest_urls
+from ingest.views import HealthView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("healthz", HealthView.as_view(), name="healthz"),
+    path("api/v1/", include(ingest_urls.api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("", include(ingest_urls.extension)),
+]

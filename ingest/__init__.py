@@ -1,0 +1,1 @@
+"""Everything the editor extension talks to: battle ingest, completion logs, API keys."""

@@ -1,0 +1,8 @@
+"""App config for ingest."""
+
+from django.apps import AppConfig
+
+
+class IngestConfig(AppConfig):
+    name = "ingest"
+    verbose_name = "Battle ingest"

@@ -1,0 +1,227 @@
+"""Request shapes of the public Copilot Arena extension's routes (field names as it sends them).
+
+The extension spreads whatever `/create_pair` returned into each item, so items carry many
+fields; only the ones read here matter and the rest are ignored. Code fields (`prompt`,
+`completion`, `prefix`, `suffix`, `response`, `codeToEdit`, `userInput`) are read for
+labelling and kept only under Research privacy.
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from .fields import FiniteFloatField, ModelKeyField, StrictIntegerField, code_field, latency_field
+from .models import BattleKind, BattleSource, Outcome, Privacy
+from .votes import CodeIn, CompletionIn, VoteIn
+
+_id = {"max_length": 128}
+
+
+def _pair_items(items: list[dict], field: str) -> list[dict]:
+    """Two items of different models, ordered by `pairIndex` when both carry it (0 = top)."""
+    if len(items) != 2:
+        raise serializers.ValidationError(
+            {field: [f"Must hold exactly 2 items, got {len(items)}."]}
+        )
+    indexes = [item.get("pairIndex") for item in items]
+    if None not in indexes:
+        if sorted(indexes) != [0, 1]:
+            raise serializers.ValidationError(
+                {field: ["pairIndex must be 0 for one item and 1 for the other."]}
+            )
+        items = sorted(items, key=lambda item: item["pairIndex"])
+    if items[0]["model"].id == items[1]["model"].id:
+        raise serializers.ValidationError(
+            {
+                field: [
+                    f"The two items must be different models (both are '{items[0]['model'].key}')."
+                ]
+            },
+            code="same_model",
+        )
+    return items
+
+
+def _chars(item: dict, text_key: str, length_key: str) -> int | None:
+    text = item.get(text_key) or ""
+    if text:
+        return len(text)
+    return item.get(length_key)
+
+
+class CompletionItemSerializer(serializers.Serializer):
+    completionId = serializers.CharField(**_id)
+    model = ModelKeyField()
+    userId = serializers.CharField(max_length=256, required=False)
+    timestamp = FiniteFloatField(required=False)
+    pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
+    pairCompletionId = serializers.CharField(required=False, allow_blank=True, **_id)
+    latency = latency_field(unit="s")
+    prompt = code_field()
+    completion = code_field()
+    prefix = code_field()
+    suffix = code_field()
+    prefix_length = StrictIntegerField(required=False, min_value=0)
+    suffix_length = StrictIntegerField(required=False, min_value=0)
+
+
+class EditItemSerializer(serializers.Serializer):
+    responseId = serializers.CharField(**_id)
+    model = ModelKeyField()
+    userId = serializers.CharField(max_length=256, required=False)
+    timestamp = FiniteFloatField(required=False)
+    pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
+    latency = latency_field(unit="s")
+    prompt = code_field()
+    response = code_field()
+    prefix = code_field()
+    suffix = code_field()
+    codeToEdit = code_field()
+    userInput = code_field()
+    language = serializers.CharField(max_length=64, required=False, allow_blank=True)
+
+
+class _OutcomeBase(serializers.Serializer):
+    pairId = serializers.CharField(**_id)
+    userId = serializers.CharField(max_length=256)
+    version = serializers.CharField(max_length=64, allow_blank=True)
+    privacy = serializers.ChoiceField(choices=Privacy.values)
+    fileType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    repoUrl = serializers.CharField(
+        max_length=2048, required=False, allow_blank=True, allow_null=True, default=""
+    )
+    username = serializers.CharField(max_length=256, required=False, allow_blank=True)
+
+    def _latency_ms(self, item: dict) -> float | None:
+        return None if item.get("latency") is None else item["latency"] * 1000.0
+
+
+class CompletionOutcomeSerializer(_OutcomeBase):
+    """`PUT /add_completion_outcome`: acceptedIndex 0 = top item won, 1 = bottom won."""
+
+    acceptedIndex = StrictIntegerField(min_value=0, max_value=1)
+    completionItems = CompletionItemSerializer(many=True, allow_empty=False)
+
+    def validate(self, attrs: dict) -> dict:
+        attrs["completionItems"] = _pair_items(attrs["completionItems"], "completionItems")
+        return attrs
+
+    def to_vote(self) -> VoteIn:
+        d = self.validated_data
+        top, bottom = d["completionItems"]
+        return VoteIn(
+            pair_id=d["pairId"],
+            user_id=d["userId"],
+            model_a_id=top["model"].id,
+            model_b_id=bottom["model"].id,
+            outcome=Outcome.A if d["acceptedIndex"] == 0 else Outcome.B,
+            kind=BattleKind.COMPLETION,
+            privacy=d["privacy"],
+            source=BattleSource.EXTENSION,
+            file_type=d["fileType"],
+            latency_a_ms=self._latency_ms(top),
+            latency_b_ms=self._latency_ms(bottom),
+            prefix_chars=_chars(top, "prefix", "prefix_length"),
+            suffix_chars=_chars(top, "suffix", "suffix_length"),
+            client_version=d["version"],
+            code=CodeIn(
+                prefix=top["prefix"],
+                suffix=top["suffix"],
+                completion_a=top["completion"],
+                completion_b=bottom["completion"],
+                repo_url=d["repoUrl"] or "",
+            ),
+        )
+
+
+class EditOutcomeSerializer(_OutcomeBase):
+    """`PUT /add_edit_outcome`: acceptedIndex 0 = top, 1 = bottom, -2 = both bad."""
+
+    acceptedIndex = StrictIntegerField()
+    responseItems = EditItemSerializer(many=True, allow_empty=False)
+
+    def validate_acceptedIndex(self, value: int) -> int:
+        if value not in (0, 1, -2):
+            raise serializers.ValidationError(
+                "Must be 0 (top won), 1 (bottom won) or -2 (both bad)."
+            )
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        attrs["responseItems"] = _pair_items(attrs["responseItems"], "responseItems")
+        return attrs
+
+    def to_vote(self) -> VoteIn:
+        d = self.validated_data
+        top, bottom = d["responseItems"]
+        outcome = {0: Outcome.A, 1: Outcome.B, -2: Outcome.BOTH_BAD}[d["acceptedIndex"]]
+        return VoteIn(
+            pair_id=d["pairId"],
+            user_id=d["userId"],
+            model_a_id=top["model"].id,
+            model_b_id=bottom["model"].id,
+            outcome=outcome,
+            kind=BattleKind.EDIT,
+            privacy=d["privacy"],
+            source=BattleSource.EXTENSION,
+            file_type=d["fileType"] or top.get("language", ""),
+            latency_a_ms=self._latency_ms(top),
+            latency_b_ms=self._latency_ms(bottom),
+            prefix_chars=len(top["prefix"]) or None,
+            suffix_chars=len(top["suffix"]) or None,
+            client_version=d["version"],
+            code=CodeIn(
+                prefix=top["prefix"],
+                suffix=top["suffix"],
+                completion_a=top["response"],
+                completion_b=bottom["response"],
+                code_to_edit=top["codeToEdit"],
+                user_input=top["userInput"],
+                repo_url=d["repoUrl"] or "",
+            ),
+        )
+
+
+class AddCompletionSerializer(CompletionItemSerializer):
+    """`PUT /add_completion`: one shown completion with its latency."""
+
+    userId = serializers.CharField(max_length=256)
+    pairIndex = StrictIntegerField(min_value=0, max_value=1)
+    pairCompletionId = serializers.CharField(allow_blank=True, **_id)
+    version = serializers.CharField(max_length=64, allow_blank=True)
+    privacy = serializers.ChoiceField(choices=Privacy.values)
+    fileType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    pairId = serializers.CharField(required=False, allow_blank=True, **_id)
+
+    def to_completion(self) -> CompletionIn:
+        d = self.validated_data
+        return CompletionIn(
+            completion_id=d["completionId"],
+            model_id=d["model"].id,
+            user_id=d["userId"],
+            privacy=d["privacy"],
+            pair_completion_id=d["pairCompletionId"],
+            pair_id=d.get("pairId", ""),
+            pair_index=d["pairIndex"],
+            latency_ms=None if d["latency"] is None else d["latency"] * 1000.0,
+            file_type=d["fileType"],
+            client_version=d["version"],
+            prompt=d["prompt"],
+            completion=d["completion"],
+        )
+
+
+class SingleOutcomeSerializer(CompletionItemSerializer):
+    """`PUT /add_single_outcome`: the one shown completion was accepted.
+
+    The extension sends no `privacy` on this route; without one it is treated as Private,
+    so no code is kept.
+    """
+
+    userId = serializers.CharField(max_length=256)
+    version = serializers.CharField(max_length=64, allow_blank=True)
+    privacy = serializers.ChoiceField(choices=Privacy.values, default=Privacy.PRIVATE)
+
+
+class UserIdSerializer(serializers.Serializer):
+    userId = serializers.CharField(max_length=256)

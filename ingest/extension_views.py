@@ -1,0 +1,137 @@
+"""The public Copilot Arena extension's routes, so that extension can post here unchanged.
+
+Routes and field names follow the extension (see docs/api.md). Each answers
+`{"status": "success"}` (the extension only checks for a 2xx); replays are accepted.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.selectors import listed_model_keys
+
+from . import selectors
+from .auth import AnonymousAllowed
+from .extension_serializers import (
+    AddCompletionSerializer,
+    CompletionOutcomeSerializer,
+    EditOutcomeSerializer,
+    SingleOutcomeSerializer,
+    UserIdSerializer,
+)
+from .services import pseudonymise_user, record_battle, record_completion, record_single_outcome
+from .throttles import READ_THROTTLES, VOTE_THROTTLES
+from .views import ERRORS, client_ip
+from .votes import CompletionIn
+
+SUCCESS = inline_serializer("ExtensionSuccess", {"status": serializers.CharField()})
+
+
+class _ExtensionView(APIView):
+    permission_classes = [AnonymousAllowed]
+    throttle_classes = VOTE_THROTTLES
+
+
+class _OutcomeView(_ExtensionView):
+    serializer_class: type[serializers.Serializer]
+
+    def put(self, request):
+        serializer = self.serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = record_battle(
+            vote=serializer.to_vote(), client=request.auth, ip=client_ip(request)
+        )
+        return Response({"status": "success", "created": result.created})
+
+
+@extend_schema(
+    request=CompletionOutcomeSerializer,
+    responses={200: SUCCESS, **ERRORS},
+    summary="Extension: a completion battle's vote",
+)
+class CompletionOutcomeView(_OutcomeView):
+    serializer_class = CompletionOutcomeSerializer
+
+
+@extend_schema(
+    request=EditOutcomeSerializer,
+    responses={200: SUCCESS, **ERRORS},
+    summary="Extension: an edit battle's vote",
+)
+class EditOutcomeView(_OutcomeView):
+    serializer_class = EditOutcomeSerializer
+
+
+class AddCompletionView(_ExtensionView):
+    @extend_schema(
+        request=AddCompletionSerializer,
+        responses={200: SUCCESS, **ERRORS},
+        summary="Extension: a completion was shown",
+    )
+    def put(self, request):
+        serializer = AddCompletionSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        created = record_completion(completion=serializer.to_completion())
+        return Response({"status": "success", "created": created})
+
+
+class SingleOutcomeView(_ExtensionView):
+    @extend_schema(
+        request=SingleOutcomeSerializer,
+        responses={200: SUCCESS, **ERRORS},
+        summary="Extension: the only completion shown was accepted",
+    )
+    def put(self, request):
+        serializer = SingleOutcomeSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        d = serializer.validated_data
+        created = record_single_outcome(
+            completion=CompletionIn(
+                completion_id=d["completionId"],
+                model_id=d["model"].id,
+                user_id=d["userId"],
+                privacy=d["privacy"],
+                client_version=d["version"],
+                prompt=d["prompt"],
+                completion=d["completion"],
+            )
+        )
+        return Response({"status": "success", "created": created})
+
+
+class ListModelsView(APIView):
+    permission_classes: list = []
+    throttle_classes = READ_THROTTLES
+
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "ModelList", {"models": serializers.ListField(child=serializers.CharField())}
+            )
+        },
+        summary="Extension: model keys this server knows (public and private models)",
+    )
+    def get(self, request):
+        return Response({"models": listed_model_keys()})
+
+
+class UserVoteCountView(APIView):
+    permission_classes: list = []
+    throttle_classes = READ_THROTTLES
+
+    @extend_schema(
+        request=UserIdSerializer,
+        responses={
+            200: inline_serializer("VoteCount", {"voteCount": serializers.IntegerField()}),
+            **ERRORS,
+        },
+        summary="Extension: how many votes this user has cast",
+    )
+    def post(self, request):
+        serializer = UserIdSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user_hash = pseudonymise_user(serializer.validated_data["userId"])
+        return Response({"voteCount": selectors.user_vote_count(user_hash=user_hash)})

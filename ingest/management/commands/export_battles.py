@@ -1,0 +1,32 @@
+"""manage.py export_battles: every battle as JSONL (users pseudonymised; code only on request)."""
+
+import contextlib
+import json
+import sys
+
+from django.core.management.base import BaseCommand
+
+from ingest.models import BattleSource
+from ingest.transfer import export_rows
+
+
+class Command(BaseCommand):
+    help = "Write battles as JSON lines, re-importable with import_battles."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--output", "-o", help="File to write (default: standard output).")
+        parser.add_argument(
+            "--include-code", action="store_true", help="Include code of Research battles."
+        )
+        parser.add_argument("--source", action="append", choices=BattleSource.values)
+
+    def handle(self, *args, output=None, include_code=False, source=None, **options):
+        with contextlib.ExitStack() as stack:
+            stream = (
+                stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
+            )
+            n = 0
+            for row in export_rows(include_code=include_code, sources=source):
+                stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+                n += 1
+        self.stderr.write(f"Exported {n} battle(s).")

@@ -1,0 +1,177 @@
+"""Stored votes (battles), completion logs, code kept for research, and API clients.
+
+Code (prefix, suffix, completions, edit instructions) never lives on a battle row: it
+goes to `CodeContext` / `CompletionCode`, and only when the user chose `Research`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.models import ArenaModel
+
+
+class Privacy(models.TextChoices):
+    PRIVATE = "Private"
+    DEBUG = "Debug"
+    RESEARCH = "Research"
+
+
+class Outcome(models.IntegerChoices):
+    A = 0, "Model A (top) won"
+    B = 1, "Model B (bottom) won"
+    TIE = 2, "Tie"
+    BOTH_BAD = 3, "Both bad"
+
+
+class BattleKind(models.TextChoices):
+    COMPLETION = "completion"
+    EDIT = "edit"
+
+
+class BattleSource(models.TextChoices):
+    EXTENSION = "extension", "Editor extension"
+    API = "api", "Native API"
+    IMPORT = "import", "Imported file"
+    SIMULATED = "simulated", "Simulated"
+
+
+class ApiClient(models.Model):
+    """A machine credential. Only a SHA-256 of the key is stored; the key is shown once."""
+
+    name = models.CharField(max_length=100)
+    key_prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    rate_limit_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Empty = no limit."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    request_count = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "API client"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.key_prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Battle(models.Model):
+    """One vote: model A was shown on top, model B at the bottom."""
+
+    pair_id = models.CharField(max_length=128, unique=True)
+    user_hash = models.CharField(max_length=64, db_index=True)
+    model_a = models.ForeignKey(ArenaModel, on_delete=models.PROTECT, related_name="+")
+    model_b = models.ForeignKey(ArenaModel, on_delete=models.PROTECT, related_name="+")
+    outcome = models.PositiveSmallIntegerField(choices=Outcome.choices)
+    kind = models.CharField(max_length=10, choices=BattleKind.choices)
+    file_type = models.CharField(max_length=64, blank=True)
+    language = models.CharField(max_length=32, default="other")
+    privacy = models.CharField(max_length=8, choices=Privacy.choices)
+    latency_a_ms = models.FloatField(null=True, blank=True)
+    latency_b_ms = models.FloatField(null=True, blank=True)
+    prefix_chars = models.PositiveIntegerField(null=True, blank=True)
+    suffix_chars = models.PositiveIntegerField(null=True, blank=True)
+    client_version = models.CharField(max_length=64, blank=True)
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+    source = models.CharField(max_length=10, choices=BattleSource.choices)
+    client = models.ForeignKey(ApiClient, null=True, blank=True, on_delete=models.SET_NULL)
+    ip_hash = models.CharField(max_length=16, blank=True)
+    content_hash = models.CharField(max_length=64)
+    # Slice labels, computed at ingest from the context (also for Private votes).
+    natural_language = models.CharField(max_length=8, default="unknown")
+    context_tokens = models.PositiveIntegerField(null=True, blank=True)
+    context_bucket = models.CharField(max_length=8, default="unknown")
+    task_type = models.CharField(max_length=16, default="other")
+    labeler_version = models.CharField(max_length=16, blank=True)
+    # Moderation: exclusion is a flag, never a delete.
+    excluded = models.BooleanField(default=False)
+    excluded_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(model_a=models.F("model_b")), name="battle_distinct_models"
+            ),
+        ]
+        indexes = [models.Index(fields=["source"], name="battle_source_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.pair_id}: {self.model_a_id} vs {self.model_b_id} → {self.outcome}"
+
+
+class CodeContext(models.Model):
+    """The code of a Research battle. Never written for Private or Debug votes."""
+
+    battle = models.OneToOneField(
+        Battle, on_delete=models.CASCADE, primary_key=True, related_name="code"
+    )
+    prefix = models.TextField(blank=True)
+    suffix = models.TextField(blank=True)
+    completion_a = models.TextField(blank=True)
+    completion_b = models.TextField(blank=True)
+    code_to_edit = models.TextField(blank=True)
+    user_input = models.TextField(blank=True)
+    repo_url = models.CharField(max_length=2048, blank=True)
+
+    def __str__(self) -> str:
+        return f"code of battle {self.battle_id}"
+
+
+class CompletionLog(models.Model):
+    """A completion that was shown (or served), kept for latency statistics."""
+
+    completion_id = models.CharField(max_length=128, unique=True)
+    pair_completion_id = models.CharField(max_length=128, blank=True)
+    pair_id = models.CharField(max_length=128, blank=True, db_index=True)
+    pair_index = models.PositiveSmallIntegerField(null=True, blank=True)
+    model = models.ForeignKey(ArenaModel, on_delete=models.PROTECT, related_name="+")
+    latency_ms = models.FloatField(null=True, blank=True)
+    user_hash = models.CharField(max_length=64, blank=True)
+    privacy = models.CharField(max_length=8, choices=Privacy.choices)
+    file_type = models.CharField(max_length=64, blank=True)
+    client_version = models.CharField(max_length=64, blank=True)
+    served_by_us = models.BooleanField(default=False)
+    succeeded = models.BooleanField(default=True)
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["model", "received_at"], name="completion_model_time_idx")]
+
+    def __str__(self) -> str:
+        return self.completion_id
+
+
+class SingleOutcome(models.Model):
+    """A completion accepted when only one was shown (no battle)."""
+
+    completion_id = models.CharField(max_length=128, unique=True)
+    model = models.ForeignKey(ArenaModel, on_delete=models.PROTECT, related_name="+")
+    user_hash = models.CharField(max_length=64, db_index=True)
+    privacy = models.CharField(max_length=8, choices=Privacy.choices)
+    client_version = models.CharField(max_length=64, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.completion_id
+
+
+class CompletionCode(models.Model):
+    """Prompt and completion text of a logged completion. Research privacy only."""
+
+    completion_id = models.CharField(max_length=128, unique=True)
+    prompt = models.TextField(blank=True)
+    completion = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return self.completion_id

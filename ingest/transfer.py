@@ -1,0 +1,198 @@
+"""Import and export of battles: the Copilot Arena sample CSV and the project's JSONL format.
+
+Every row goes through the same validation as the API (`BattleSerializer`), so an import
+can never store what a client could not post. Bad rows are reported with their line and
+the reason, and the good rows are stored; importing the same file again stores nothing new
+(pair ids of CSV rows are derived from their content).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from django.utils.dateparse import parse_datetime
+
+from leaderboard.models import ArenaModel
+
+from .errors import flatten_errors
+from .models import Battle, BattleSource
+from .serializers import OUTCOME_NAMES, BattleSerializer
+from .services import BatchRejected, record_battles
+from .votes import VoteIn
+
+CHUNK = 500
+SAMPLE_USER = "copilot-arena-sample"
+OUTCOME_KEYS = {int(v): k for k, v in OUTCOME_NAMES.items()}
+
+
+@dataclass
+class ImportReport:
+    rows: int = 0
+    created: int = 0
+    duplicates: int = 0
+    rejected: list[tuple[int, str]] = field(default_factory=list)  # (line, reason)
+
+
+def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict]]:
+    """Copilot Arena sample rows as native battle dicts. model_a is the top completion."""
+    csv.field_size_limit(1 << 30)
+    reader = csv.DictReader(stream)
+    missing = {"prefix", "suffix", "model_a", "model_b", "acceptedIndex"} - set(
+        reader.fieldnames or []
+    )
+    if missing:
+        raise ValueError(f"Not a Copilot Arena sample CSV: missing columns {sorted(missing)}")
+    line = reader.line_num
+    for row in reader:
+        digest = hashlib.sha256(
+            json.dumps([row.get(k) for k in sorted(row, key=str)], default=str).encode()
+        ).hexdigest()[:32]
+        accepted = row.get("acceptedIndex")
+        outcome = {"0": "model_a", "0.0": "model_a", "1": "model_b", "1.0": "model_b"}.get(
+            (accepted or "").strip(), accepted
+        )
+        yield (
+            line + 1,
+            {
+                "pair_id": f"csv-{digest}",
+                "user_id": SAMPLE_USER,
+                "model_a": row.get("model_a"),
+                "model_b": row.get("model_b"),
+                "outcome": outcome,
+                "kind": "completion",
+                "privacy": "Research",
+                "prefix": row.get("prefix"),
+                "suffix": row.get("suffix"),
+                "completion_a": row.get("completion_a"),
+                "completion_b": row.get("completion_b"),
+            },
+        )
+        line = reader.line_num
+
+
+def _jsonl_rows(stream: IO[str]) -> Iterator[tuple[int, dict | str]]:
+    for number, text in enumerate(stream, start=1):
+        if not text.strip():
+            continue
+        try:
+            yield number, json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield number, f"not valid JSON: {exc.msg} at column {exc.colno}"
+
+
+def _to_vote(item: dict | str, source: str) -> VoteIn | str:
+    if isinstance(item, str):
+        return item
+    if not isinstance(item, dict):
+        return "each line must be a JSON object"
+    data = dict(item)
+    user_hash = data.pop("user_hash", None) if "user_id" not in data else None
+    if user_hash is not None:
+        if not (isinstance(user_hash, str) and len(user_hash) == 64):
+            return "user_hash: must be a 64-character pseudonymised id"
+        data["user_id"] = "(pseudonymised)"
+    s = BattleSerializer(data=data)
+    if not s.is_valid():
+        fields = flatten_errors(s.errors)
+        return "; ".join(f"{k}: {v[0]}" for k, v in fields.items())
+    row_source = data.get("source") if data.get("source") in BattleSource.values else source
+    received = data.get("received_at")
+    received_at = parse_datetime(received) if isinstance(received, str) else None
+    vote = s.to_vote(source=row_source)
+    return replace(vote, user_hash=user_hash or "", received_at=received_at)
+
+
+def import_battles(
+    path: Path, *, progress: Callable[[Iterable], Iterable] = lambda rows: rows
+) -> ImportReport:
+    """Import a `.csv` (Copilot Arena sample) or `.jsonl` (our export) file."""
+    report = ImportReport()
+    with open(path, encoding="utf-8", newline="") as stream:
+        if path.suffix.lower() == ".csv":
+            rows: Iterable = _csv_rows(stream)
+        elif path.suffix.lower() in (".jsonl", ".ndjson"):
+            rows = _jsonl_rows(stream)
+        else:
+            raise ValueError(f"Unknown file type '{path.suffix}': expected .csv or .jsonl")
+        chunk: list[tuple[int, VoteIn]] = []
+        for line, item in progress(rows):
+            report.rows += 1
+            vote = _to_vote(item, BattleSource.IMPORT)
+            if isinstance(vote, str):
+                report.rejected.append((line, vote))
+                continue
+            chunk.append((line, vote))
+            if len(chunk) >= CHUNK:
+                _store(chunk, report)
+                chunk = []
+        if chunk:
+            _store(chunk, report)
+    return report
+
+
+def _store(chunk: list[tuple[int, VoteIn]], report: ImportReport) -> None:
+    while chunk:
+        try:
+            result = record_battles(votes=[v for _, v in chunk])
+        except BatchRejected as exc:
+            bad = set(exc.errors)
+            for i in sorted(bad):
+                fields = flatten_errors(exc.errors[i])
+                report.rejected.append(
+                    (chunk[i][0], "; ".join(f"{k}: {v[0]}" for k, v in fields.items()))
+                )
+            chunk = [c for i, c in enumerate(chunk) if i not in bad]
+            continue
+        report.created += result.created
+        report.duplicates += result.duplicates
+        return
+
+
+def export_rows(*, include_code: bool = False, sources: list[str] | None = None) -> Iterator[dict]:
+    """Battles as dicts of the JSONL export format (pseudonymised users, model keys)."""
+    keys = dict(ArenaModel.objects.values_list("id", "key"))
+    qs = Battle.objects.order_by("id")
+    if sources:
+        qs = qs.filter(source__in=sources)
+    if include_code:
+        qs = qs.select_related("code")
+    for b in qs.iterator(chunk_size=2000):
+        row = {
+            "pair_id": b.pair_id,
+            "user_hash": b.user_hash,
+            "model_a": keys[b.model_a_id],
+            "model_b": keys[b.model_b_id],
+            "outcome": OUTCOME_KEYS[b.outcome],
+            "kind": b.kind,
+            "privacy": b.privacy,
+            "file_type": b.file_type,
+            "latency_a_ms": b.latency_a_ms,
+            "latency_b_ms": b.latency_b_ms,
+            "prefix_chars": b.prefix_chars,
+            "suffix_chars": b.suffix_chars,
+            "client_version": b.client_version,
+            "received_at": b.received_at.isoformat()
+            if isinstance(b.received_at, datetime)
+            else None,
+            "source": b.source,
+            "excluded": b.excluded,
+        }
+        if include_code and b.privacy == "Research" and hasattr(b, "code"):
+            c = b.code
+            row.update(
+                prefix=c.prefix,
+                suffix=c.suffix,
+                completion_a=c.completion_a,
+                completion_b=c.completion_b,
+                code_to_edit=c.code_to_edit,
+                user_input=c.user_input,
+                repo_url=c.repo_url,
+            )
+        yield row

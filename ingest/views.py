@@ -1,0 +1,140 @@
+"""Native v1 ingest API: one battle, a batch of battles, and the health check."""
+
+from __future__ import annotations
+
+import redis
+from django.conf import settings
+from django.db import connection
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .auth import AnonymousAllowed, HasApiKey
+from .models import BattleSource
+from .serializers import (
+    BatchResultSerializer,
+    BattleBatchSerializer,
+    BattleCreatedSerializer,
+    BattleSerializer,
+)
+from .services import BatchRejected, record_battle, record_battles
+from .throttles import VOTE_THROTTLES
+
+
+def client_ip(request) -> str | None:
+    return request.META.get("REMOTE_ADDR")
+
+
+ERRORS = {
+    400: OpenApiResponse(description="Invalid input; `message` names each field and the problem."),
+    409: OpenApiResponse(description="The pair id is already stored with a different vote."),
+    413: OpenApiResponse(description="Body over the size limit."),
+    429: OpenApiResponse(description="Rate limited; see Retry-After."),
+}
+
+
+class BattleView(APIView):
+    permission_classes = [AnonymousAllowed]
+    throttle_classes = VOTE_THROTTLES
+
+    @extend_schema(
+        request=BattleSerializer,
+        responses={201: BattleCreatedSerializer, 200: BattleCreatedSerializer, **ERRORS},
+        summary="Post one battle (vote)",
+        description="Idempotent on `pair_id`: a replay of the same vote answers 200 and stores "
+        "nothing; the same `pair_id` with a different vote answers 409.",
+    )
+    def post(self, request):
+        serializer = BattleSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        source = BattleSource.API
+        result = record_battle(
+            vote=serializer.to_vote(source=source), client=request.auth, ip=client_ip(request)
+        )
+        return Response(
+            {
+                "status": "created" if result.created else "duplicate",
+                "pair_id": serializer.validated_data["pair_id"],
+                "battle_id": result.battle_id,
+            },
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+class BattleBatchView(APIView):
+    permission_classes = [HasApiKey]
+    throttle_classes = VOTE_THROTTLES
+
+    @extend_schema(
+        request=BattleBatchSerializer,
+        responses={201: BatchResultSerializer, **ERRORS},
+        summary="Post up to ARENA_MAX_BATCH battles at once (API key required)",
+        description="All-or-nothing: any invalid item rejects the whole batch with per-item "
+        "errors under `fields` (e.g. `battles.3.model_a`). Replays are skipped and counted.",
+    )
+    def post(self, request):
+        data = request.data
+        items = data.get("battles") if isinstance(data, dict) else None
+        if not isinstance(items, list) or not items:
+            raise serializers.ValidationError(
+                {"battles": ["Must be a non-empty list of battle objects."]}
+            )
+        if len(items) > settings.ARENA_MAX_BATCH:
+            raise serializers.ValidationError(
+                {
+                    "battles": [
+                        f"At most {settings.ARENA_MAX_BATCH} battles per batch, got {len(items)}."
+                    ]
+                }
+            )
+        votes, errors = [], {}
+        for i, item in enumerate(items):
+            s = BattleSerializer(data=item)
+            if s.is_valid():
+                votes.append(s.to_vote(source=BattleSource.API))
+            else:
+                errors[i] = s.errors
+        if errors:
+            raise BatchRejected(errors, conflict=False)
+        result = record_battles(votes=votes, client=request.auth, ip=client_ip(request))
+        return Response(
+            {"created": result.created, "duplicates": result.duplicates},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return True
+    except Exception:
+        return False
+
+
+def _broker_state() -> str:
+    if not settings.REDIS_URL:
+        return "in-process"
+    try:
+        redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1).ping()
+        return "ok"
+    except Exception:
+        return "down"
+
+
+class HealthView(APIView):
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(
+        summary="Whether the database and the broker answer", responses={200: dict, 503: dict}
+    )
+    def get(self, request):
+        db = "ok" if _database_ok() else "down"
+        broker = _broker_state()
+        healthy = db == "ok" and broker != "down"
+        return Response(
+            {"status": "ok" if healthy else "degraded", "database": db, "broker": broker},
+            status=status.HTTP_200_OK if healthy else status.HTTP_503_SERVICE_UNAVAILABLE,
+        )

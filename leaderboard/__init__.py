@@ -1,0 +1,1 @@
+"""The model catalogue, rating snapshots and the public leaderboard."""

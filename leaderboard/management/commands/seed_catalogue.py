@@ -1,0 +1,15 @@
+"""Add the demo catalogue (the published Copilot Arena models) where missing."""
+
+from django.core.management.base import BaseCommand
+
+from leaderboard.services import seed_demo_catalogue
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the published Copilot Arena models in the catalogue (existing ones are left alone)."
+    )
+
+    def handle(self, *args, **options):
+        created = seed_demo_catalogue()
+        self.stdout.write(f"Catalogue: {created} model(s) added.")

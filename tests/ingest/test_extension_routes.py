@@ -1,0 +1,236 @@
+"""The public Copilot Arena extension's routes, with payloads shaped exactly as it sends them."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from ingest.models import Battle, BattleKind, CompletionLog, Outcome, SingleOutcome
+from tests.ingest.helpers import assert_rejected, row_counts
+
+
+def completion_item(index: int, model: str, **extra) -> dict:
+    # What /create_pair returned for one side, spread back by the extension plus its own fields.
+    item = {
+        "completionId": f"c-{index}",
+        "userId": "vscode-machine-id",
+        "timestamp": 1732900000123,
+        "prompt": "<CODE>def add(a, b):",
+        "completion": "    return a + b" if index == 0 else "    return sum([a, b])",
+        "model": model,
+        "pairCompletionId": f"c-{1 - index}",
+        "pairIndex": index,
+        "latency": 0.84 if index == 0 else 1.31,
+        "prefix": "def add(a, b):\n",
+        "suffix": "\n\nprint(add(1, 2))\n",
+        "version": "0.2.2",
+        "privacy": "Private",
+        "fileType": "python",
+        "username": "",
+    }
+    item.update(extra)
+    return item
+
+
+def outcome_payload(accepted: int = 0, privacy: str = "Private", **extra) -> dict:
+    body = {
+        "pairId": "pair-ext-1",
+        "userId": "vscode-machine-id",
+        "completionItems": [
+            completion_item(0, "gpt-4o-2024-08-06", privacy=privacy),
+            completion_item(1, "codestral-2405", privacy=privacy),
+        ],
+        "acceptedIndex": accepted,
+        "version": "0.2.2",
+        "privacy": privacy,
+        "fileType": "python",
+    }
+    body.update(extra)
+    return body
+
+
+def edit_item(index: int, model: str) -> dict:
+    return {
+        "responseId": f"r-{index}",
+        "userId": "vscode-machine-id",
+        "timestamp": 1732900000123,
+        "prompt": "rewrite with a loop",
+        "response": "for i in range(3):\n    print(i)\n",
+        "model": model,
+        "language": "python",
+        "codeToEdit": "print(0)\nprint(1)\nprint(2)\n",
+        "userInput": "use a loop",
+        "pairIndex": index,
+        "latency": 2.0,
+        "version": "0.2.2",
+        "privacy": "Private",
+        "fileType": "python",
+    }
+
+
+def edit_payload(accepted: int) -> dict:
+    return {
+        "pairId": "edit-1",
+        "userId": "vscode-machine-id",
+        "responseItems": [edit_item(0, "gpt-4o-2024-08-06"), edit_item(1, "deepseek-coder-fim")],
+        "acceptedIndex": accepted,
+        "version": "0.2.2",
+        "privacy": "Private",
+        "fileType": "python",
+    }
+
+
+@pytest.fixture
+def put(api, models):
+    def _put(url, body):
+        return api.put(url, data=json.dumps(body), content_type="application/json")
+
+    return _put
+
+
+@pytest.mark.parametrize(("accepted", "outcome"), [(0, Outcome.A), (1, Outcome.B)])
+def test_completion_outcome_is_a_battle_top_is_model_a(put, accepted, outcome):
+    r = put("/add_completion_outcome", outcome_payload(accepted))
+    assert r.status_code == 200, r.content
+    assert r.json()["status"] == "success"
+    b = Battle.objects.get(pair_id="pair-ext-1")
+    assert (b.model_a.key, b.model_b.key) == ("gpt-4o-2024-08-06", "codestral-2405")
+    assert b.outcome == outcome and b.kind == BattleKind.COMPLETION
+    assert b.latency_a_ms == pytest.approx(840.0) and b.latency_b_ms == pytest.approx(1310.0)
+    assert b.source == "extension" and b.client_version == "0.2.2"
+    assert b.prefix_chars == len("def add(a, b):\n")
+
+
+def test_items_are_ordered_by_pair_index(put):
+    body = outcome_payload(0)
+    body["completionItems"].reverse()
+    assert put("/add_completion_outcome", body).status_code == 200
+    b = Battle.objects.get()
+    assert b.model_a.key == "gpt-4o-2024-08-06"  # pairIndex 0, whatever the list order
+
+
+def test_completion_outcome_replay_and_conflict(put):
+    assert put("/add_completion_outcome", outcome_payload(0)).status_code == 200
+    before = row_counts()
+    assert put("/add_completion_outcome", outcome_payload(0)).status_code == 200
+    assert row_counts() == before
+    assert_rejected(
+        put("/add_completion_outcome", outcome_payload(1)), 409, "pair_id", "different vote", before
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "fragment"),
+    [
+        (lambda b: b.update(acceptedIndex=2), "acceptedIndex", "less than or equal to 1"),
+        (lambda b: b.update(acceptedIndex=-2), "acceptedIndex", "greater than or equal to 0"),
+        (lambda b: b.update(acceptedIndex="0"), "acceptedIndex", "valid integer"),
+        (lambda b: b["completionItems"].pop(), "completionItems", "exactly 2 items"),
+        (
+            lambda b: b["completionItems"][1].update(model="gpt-5-nope"),
+            "completionItems.1.model",
+            "unknown model key",
+        ),
+        (
+            lambda b: b["completionItems"][1].update(model="gpt-4o-2024-08-06"),
+            "completionItems",
+            "different models",
+        ),
+        (
+            lambda b: b["completionItems"][0].update(latency=-1),
+            "completionItems.0.latency",
+            "greater than or equal to 0",
+        ),
+        (
+            lambda b: b["completionItems"][0].update(latency=10_000),
+            "completionItems.0.latency",
+            "less than or equal to 120",
+        ),
+        (
+            lambda b: b["completionItems"][0].update(pairIndex=1),
+            "completionItems",
+            "pairIndex must be 0",
+        ),
+        (
+            lambda b: b["completionItems"][0].pop("completionId"),
+            "completionItems.0.completionId",
+            "required",
+        ),
+        (lambda b: b.update(privacy="Everyone"), "privacy", "not a valid choice"),
+        (lambda b: b.pop("pairId"), "pairId", "required"),
+        (lambda b: b.pop("userId"), "userId", "required"),
+        (lambda b: b.pop("version"), "version", "required"),
+    ],
+)
+def test_completion_outcome_bad_input(put, mutate, field, fragment):
+    body = copy.deepcopy(outcome_payload(0))
+    mutate(body)
+    before = row_counts()
+    assert_rejected(put("/add_completion_outcome", body), 400, field, fragment, before)
+
+
+@pytest.mark.parametrize(
+    ("accepted", "outcome"), [(0, Outcome.A), (1, Outcome.B), (-2, Outcome.BOTH_BAD)]
+)
+def test_edit_outcome(put, accepted, outcome):
+    assert put("/add_edit_outcome", edit_payload(accepted)).status_code == 200
+    b = Battle.objects.get(pair_id="edit-1")
+    assert b.kind == BattleKind.EDIT and b.outcome == outcome
+    assert b.model_b.key == "deepseek-coder-fim"
+
+
+def test_edit_outcome_rejects_minus_one(put):
+    before = row_counts()
+    assert_rejected(
+        put("/add_edit_outcome", edit_payload(-1)), 400, "acceptedIndex", "-2 (both bad)", before
+    )
+
+
+def test_add_completion_logs_latency(put):
+    item = completion_item(0, "gpt-4o-2024-08-06")
+    assert put("/add_completion", item).status_code == 200
+    log = CompletionLog.objects.get(completion_id="c-0")
+    assert log.latency_ms == pytest.approx(840.0) and log.pair_index == 0
+    before = row_counts()
+    assert put("/add_completion", item).status_code == 200  # replay
+    assert row_counts() == before
+
+
+def test_add_completion_unknown_model(put):
+    before = row_counts()
+    r = put("/add_completion", completion_item(0, "mystery-model"))
+    assert_rejected(r, 400, "model", "unknown model key", before)
+
+
+def test_single_outcome_without_privacy_is_private(put):
+    item = completion_item(0, "codestral-2405")
+    item.pop("privacy")
+    assert put("/add_single_outcome", {**item, "version": "0.2.2"}).status_code == 200
+    s = SingleOutcome.objects.get()
+    assert s.privacy == "Private"
+    assert s.model.key == "codestral-2405"
+
+
+def test_list_models_lists_public_and_private(api, models):
+    from leaderboard.models import Visibility
+
+    hidden = models["gemini-1.5-flash-002"]
+    hidden.visibility = Visibility.HIDDEN
+    hidden.save()
+    r = api.get("/list_models")
+    assert r.status_code == 200
+    assert r.json()["models"] == sorted(
+        ["gpt-4o-2024-08-06", "codestral-2405", "deepseek-coder-fim"]
+    )
+
+
+def test_user_vote_count(api, put):
+    assert put("/add_completion_outcome", outcome_payload(0)).status_code == 200
+    r = api.post("/user_vote_count", data={"userId": "vscode-machine-id"}, format="json")
+    assert r.json() == {"voteCount": 1}
+    r = api.post("/user_vote_count", data={"userId": "someone-else"}, format="json")
+    assert r.json() == {"voteCount": 0}
+    r = api.post("/user_vote_count", data={}, format="json")
+    assert r.status_code == 400 and "userId" in r.json()["message"]
