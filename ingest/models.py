@@ -93,7 +93,7 @@ class Battle(models.Model):
     context_tokens = models.PositiveIntegerField(null=True, blank=True)
     context_bucket = models.CharField(max_length=8, default="unknown")
     task_type = models.CharField(max_length=16, default="other")
-    labeler_version = models.CharField(max_length=16, blank=True)
+    labeler_version = models.CharField(max_length=32, blank=True)
     # Moderation: exclusion is a flag, never a delete.
     excluded = models.BooleanField(default=False)
     excluded_reason = models.CharField(max_length=200, blank=True)
