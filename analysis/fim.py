@@ -531,10 +531,14 @@ def strip_overlap(
         trimmed = rest.rstrip()
         # Trailing whitespace is ignored on both sides: models drop trailing spaces and
         # add a final newline freely; whatever follows the match goes with the overlap.
-        cands = {c.rstrip() for c in _suffix_candidates(slines, len(rest))}
+        cands = {c.rstrip() for c in _suffix_candidates(slines, len(rest) + 1)}
         for cand in sorted(cands, key=len, reverse=True):
             if trimmed.endswith(cand):
                 end = start + len(trimmed) - len(cand)
+                break
+            if cand[1:] == trimmed and cand.startswith("\n"):
+                # The whole rest is the next line(s): nothing new to insert.
+                end = start
                 break
         else:
             frag = first.rstrip()
