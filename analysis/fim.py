@@ -532,7 +532,7 @@ def strip_overlap(
         # Trailing whitespace is ignored on both sides: models drop trailing spaces and
         # add a final newline freely; whatever follows the match goes with the overlap.
         cands = {c.rstrip() for c in _suffix_candidates(slines, len(rest) + 1)}
-        for cand in sorted(cands, key=len, reverse=True):
+        for cand in sorted(cands, key=lambda c: (-len(c), c)):
             if trimmed.endswith(cand):
                 end = start + len(trimmed) - len(cand)
                 break
