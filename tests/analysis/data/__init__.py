@@ -1,0 +1,1 @@
+"""Hand-made fixtures for the analysis tests."""
