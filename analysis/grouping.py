@@ -1,0 +1,226 @@
+"""Grouped battle counts: the only input the rating engine reads.
+
+Computes a :class:`GroupedCounts` table -- one row per distinct (model on top, model at the
+bottom, outcome) with the number of battles that had it -- either from raw per-battle arrays
+(:func:`group_battles`, used by tests, imports and the simulator) or from rows that a SQL
+``GROUP BY model_a, model_b, outcome`` already produced (:func:`from_count_rows`).
+
+Conventions: ``a`` is the completion shown on top (position 0), ``b`` the one at the bottom;
+``OUTCOME_TIE`` also covers "both bad". Rows are canonical (sorted by ``a, b, outcome``,
+duplicates merged, zero counts dropped), so two tables holding the same battles compare equal
+and give bit-identical results downstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+OUTCOME_A, OUTCOME_B, OUTCOME_TIE = 0, 1, 2
+_N_OUTCOMES = 3
+
+__all__ = [
+    "OUTCOME_A",
+    "OUTCOME_B",
+    "OUTCOME_TIE",
+    "GroupedCounts",
+    "from_count_rows",
+    "group_battles",
+]
+
+
+def _readonly(x: np.ndarray) -> np.ndarray:
+    x = np.array(x, copy=True)
+    x.setflags(write=False)
+    return x
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedCounts:
+    """Battles grouped into counts per (top model, bottom model, outcome).
+
+    ``models`` may list models with no battles at all; they are reported as such. Arrays are
+    copied, canonicalised (sorted, merged, zero counts dropped) and made read-only.
+    ``positions_known=False`` says the a/b order carries no top/bottom meaning (some imports);
+    the position-aware fit then refuses to run.
+    """
+
+    models: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    count: np.ndarray
+    positions_known: bool = True
+
+    def __post_init__(self) -> None:
+        models = tuple(str(m) for m in self.models)
+        if len(set(models)) != len(models):
+            raise ValueError("model keys must be unique")
+        a = np.asarray(self.a).astype(np.int64, copy=False).ravel()
+        b = np.asarray(self.b).astype(np.int64, copy=False).ravel()
+        o = np.asarray(self.outcome).astype(np.int64, copy=False).ravel()
+        c = np.asarray(self.count)
+        if c.dtype.kind == "f" and (not np.all(np.isfinite(c)) or np.any(c != np.round(c))):
+            raise ValueError("counts must be whole numbers")
+        c = c.astype(np.int64, copy=False).ravel()
+        if not (len(a) == len(b) == len(o) == len(c)):
+            raise ValueError("a, b, outcome and count must have the same length")
+        k = len(models)
+        if len(a) and (a.min() < 0 or b.min() < 0 or a.max() >= k or b.max() >= k):
+            raise ValueError("model index out of range")
+        if np.any(a == b):
+            raise ValueError("a model cannot battle itself")
+        if len(o) and (o.min() < 0 or o.max() >= _N_OUTCOMES):
+            raise ValueError("outcome must be OUTCOME_A, OUTCOME_B or OUTCOME_TIE")
+        if np.any(c < 0):
+            raise ValueError("counts must be non-negative")
+        a, b, o, c = _canonicalise(a, b, o, c, k)
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "a", _readonly(a))
+        object.__setattr__(self, "b", _readonly(b))
+        object.__setattr__(self, "outcome", _readonly(o))
+        object.__setattr__(self, "count", _readonly(c))
+        object.__setattr__(self, "positions_known", bool(self.positions_known))
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def total(self) -> int:
+        """Total number of battles."""
+        return int(self.count.sum())
+
+    def index(self, model: str) -> int:
+        """Index of a model key (ValueError if unknown)."""
+        try:
+            return self.models.index(model)
+        except ValueError:
+            raise ValueError(f"unknown model {model!r}") from None
+
+    def battles_per_model(self) -> np.ndarray:
+        """Number of battles each model took part in (int array, one per model)."""
+        k = self.n_models
+        return (
+            np.bincount(self.a, weights=self.count, minlength=k)
+            + np.bincount(self.b, weights=self.count, minlength=k)
+        ).astype(np.int64)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GroupedCounts):
+            return NotImplemented
+        return (
+            self.models == other.models
+            and self.positions_known == other.positions_known
+            and all(
+                np.array_equal(getattr(self, f), getattr(other, f))
+                for f in ("a", "b", "outcome", "count")
+            )
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _canonicalise(
+    a: np.ndarray, b: np.ndarray, o: np.ndarray, c: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sort rows by (a, b, outcome), merge duplicates, drop zero counts."""
+    key = (a * k + b) * _N_OUTCOMES + o
+    n_keys = k * k * _N_OUTCOMES
+    if n_keys <= max(4 * len(key), 1 << 16):
+        summed = np.bincount(key, weights=c, minlength=n_keys)
+        ukey = np.flatnonzero(summed)
+        counts = summed[ukey].astype(np.int64)
+    else:
+        ukey, inverse = np.unique(key, return_inverse=True)
+        counts = np.bincount(inverse, weights=c, minlength=len(ukey)).astype(np.int64)
+        keep = counts > 0
+        ukey, counts = ukey[keep], counts[keep]
+    o = ukey % _N_OUTCOMES
+    ab = ukey // _N_OUTCOMES
+    return ab // k, ab % k, o, counts
+
+
+def _as_indices(names: Sequence[str] | np.ndarray, lookup: dict[str, int]) -> np.ndarray:
+    arr = np.asarray(names)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    try:
+        return np.fromiter((lookup[x] for x in arr.tolist()), dtype=np.int64, count=arr.size)
+    except KeyError as exc:
+        raise ValueError(f"model {exc.args[0]!r} is not in `models`") from None
+
+
+def group_battles(
+    model_a: Sequence[str] | np.ndarray,
+    model_b: Sequence[str] | np.ndarray,
+    outcome: Sequence[int] | np.ndarray,
+    *,
+    models: Sequence[str] | None = None,
+    positions_known: bool = True,
+) -> GroupedCounts:
+    """Group one-row-per-battle arrays into counts.
+
+    ``model_a``/``model_b`` are model keys (top and bottom completion), or integer indices into
+    ``models`` (then ``models`` is required; this is the fast path for simulated data).
+    ``models`` fixes the model order and may include models without battles; by default it is
+    the sorted set of keys seen.
+    """
+    ma, mb = np.asarray(model_a), np.asarray(model_b)
+    out = np.asarray(outcome)
+    if not (ma.shape == mb.shape == out.shape) or ma.ndim != 1:
+        raise ValueError("model_a, model_b and outcome must be 1-D and the same length")
+    if out.size and out.dtype.kind not in "iu":
+        if out.dtype.kind == "f" and np.all(out == np.round(out)):
+            out = out.astype(np.int64)
+        else:
+            raise ValueError("outcome must hold integer codes")
+    numeric = ma.dtype.kind in "iu" and mb.dtype.kind in "iu"
+    if models is None:
+        if numeric and ma.size:
+            raise ValueError("integer model indices need `models`")
+        models = sorted(set(ma.tolist()) | set(mb.tolist()))
+    models = tuple(str(m) for m in models)
+    lookup = {m: i for i, m in enumerate(models)}
+    a = _as_indices(ma, lookup)
+    b = _as_indices(mb, lookup)
+    return GroupedCounts(
+        models=models,
+        a=a,
+        b=b,
+        outcome=out.astype(np.int64),
+        count=np.ones(len(a), dtype=np.int64),
+        positions_known=positions_known,
+    )
+
+
+def from_count_rows(
+    rows: Iterable[tuple[str, str, int, int]],
+    *,
+    positions_known: bool = True,
+    models: Sequence[str] | None = None,
+) -> GroupedCounts:
+    """Build counts from ``(model_a, model_b, outcome, count)`` rows, e.g. a SQL ``GROUP BY``.
+
+    Duplicate keys are summed and zero counts dropped. ``models`` (optional) fixes the order
+    and may add models without battles; by default the sorted set of keys seen is used.
+    """
+    rows = list(rows)
+    names_a = [r[0] for r in rows]
+    names_b = [r[1] for r in rows]
+    if models is None:
+        models = sorted(set(names_a) | set(names_b))
+    models = tuple(str(m) for m in models)
+    lookup = {m: i for i, m in enumerate(models)}
+    try:
+        a = np.array([lookup[x] for x in names_a], dtype=np.int64)
+        b = np.array([lookup[x] for x in names_b], dtype=np.int64)
+    except KeyError as exc:
+        raise ValueError(f"model {exc.args[0]!r} is not in `models`") from None
+    outcome = np.array([int(r[2]) for r in rows], dtype=np.int64)
+    count = np.array([int(r[3]) for r in rows], dtype=np.int64)
+    return GroupedCounts(
+        models=models, a=a, b=b, outcome=outcome, count=count, positions_known=positions_known
+    )
