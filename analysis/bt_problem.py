@@ -1,0 +1,302 @@
+"""The Bradley-Terry likelihood on grouped counts, batched over many count vectors at once.
+
+Computes log-likelihood, gradient and Hessian of the (optionally position-aware) Bradley-Terry
+model for R count vectors in one go (R = 1 for the fit on all data, R = bootstrap rounds), and
+solves for the maximum with a damped Newton method or with a chord method (Newton with one
+fixed, pre-inverted Hessian) that needs no per-round linear algebra.
+
+Parameters are natural log-odds: ``theta`` (one per fitted model) and, for the position-aware
+model, a last entry ``gamma`` (log-odds advantage of the top slot). For a battle with model
+``i`` on top and ``j`` at the bottom, P(top wins) = expit(theta_i - theta_j + gamma); a tie is
+half a win. Without position the pair is unordered and ``gamma`` is absent.
+
+Data layout: battles are merged into *categories* -- (pair, result) cells, where a pair is
+unordered for the plain model and (top, bottom) for the position-aware one -- and categories
+into *pairs* with ``n`` battles and ``s`` points for the first model (wins + ties / 2).
+Arrays are (items, rounds): parameters (D, R), pair statistics (P, R), categories (M, R).
+
+Models outside the Ford core (see ``comparison_graph``) each get one virtual tie against the
+average core model (a penalty row ``e_f - mean(core)``); the position-aware model gives
+``gamma`` one virtual tie against 0. The likelihood is invariant to adding a constant to every
+``theta``; solvers keep the sum of ``theta`` where it starts (the gradient sums to zero).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix, csr_matrix
+from scipy.special import expit, log_expit
+
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+
+__all__ = ["BTProblem", "SolveResult"]
+
+_Y = np.array([1.0, 0.5, 0.0])  # result codes 0 = first wins, 1 = tie, 2 = second wins
+
+
+class SolveResult:
+    """Parameters (D, R), final normalised gradient norms (R,), iterations and success flags."""
+
+    __slots__ = ("converged", "grad_norm", "iterations", "theta")
+
+    def __init__(
+        self, theta: np.ndarray, grad_norm: np.ndarray, converged: np.ndarray, iterations: int
+    ) -> None:
+        self.theta = theta
+        self.grad_norm = grad_norm
+        self.converged = converged
+        self.iterations = iterations
+
+
+class BTProblem:
+    """Pairs, categories and penalty rows for the models in ``fitted``.
+
+    ``fitted`` and ``core`` are bool masks over ``counts.models``. Rows of ``counts`` touching a
+    model outside ``fitted`` are ignored (``row_category`` is -1 for them).
+    """
+
+    def __init__(
+        self,
+        counts: GroupedCounts,
+        *,
+        fitted: np.ndarray,
+        core: np.ndarray,
+        position_bias: bool,
+    ) -> None:
+        fitted = np.asarray(fitted, dtype=bool)
+        self.n_models = counts.n_models
+        self.fitted = np.flatnonzero(fitted)
+        k = len(self.fitted)
+        self.k = k
+        self.has_gamma = bool(position_bias)
+        self.d = k + int(self.has_gamma)
+        local = np.full(counts.n_models, -1, dtype=np.int64)
+        local[self.fitted] = np.arange(k)
+
+        keep = fitted[counts.a] & fitted[counts.b]
+        la, lb = local[counts.a[keep]], local[counts.b[keep]]
+        o, c = counts.outcome[keep], counts.count[keep]
+        if self.has_gamma:
+            first, second = la, lb
+            code = np.where(o == OUTCOME_A, 0, np.where(o == OUTCOME_TIE, 1, 2))
+        else:
+            first, second = np.minimum(la, lb), np.maximum(la, lb)
+            first_on_top = la < lb
+            code = np.where(o == OUTCOME_TIE, 1, np.where((o == OUTCOME_A) == first_on_top, 0, 2))
+        assert np.all((o == OUTCOME_A) | (o == OUTCOME_B) | (o == OUTCOME_TIE))
+        cat_key = (first * k + second) * 3 + code
+        ucat, inverse = np.unique(cat_key, return_inverse=True)
+        self.row_category = np.full(len(counts.count), -1, dtype=np.int64)
+        self.row_category[keep] = inverse
+        self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
+        self.cat_code = ucat % 3
+        self.cat_y = _Y[self.cat_code]
+        upair, self.pair_start, self.cat_pair = np.unique(
+            ucat // 3, return_index=True, return_inverse=True
+        )
+        self.pi = upair // k if k else upair
+        self.pj = upair % k if k else upair
+        self.n_pairs = len(upair)
+        self.n_categories = len(ucat)
+        self.total = int(self.cat_count.sum())
+
+        p = self.n_pairs
+        cats = np.arange(self.n_categories)
+        self._sum_n = csr_matrix((np.ones(len(cats)), (self.cat_pair, cats)), shape=(p, len(cats)))
+        self._sum_s = csr_matrix((self.cat_y, (self.cat_pair, cats)), shape=(p, len(cats)))
+        cols = np.arange(p)
+        rows = [self.pi, self.pj]
+        vals = [np.ones(p), -np.ones(p)]
+        if self.has_gamma:
+            rows.append(np.full(p, k))
+            vals.append(np.ones(p))
+        self._at = csr_matrix(
+            (np.concatenate(vals), (np.concatenate(rows), np.tile(cols, len(rows)))),
+            shape=(self.d, p),
+        )
+        # Hessian map: H[a, b] += v * x_a * x_b for the nonzeros of each pair's design row x
+        hr, hc, hv = [], [], []
+        for ra, va in zip(rows, vals, strict=True):
+            for rb, vb in zip(rows, vals, strict=True):
+                hr.append(ra * self.d + rb)
+                hc.append(cols)
+                hv.append(va * vb)
+        self._qt = coo_matrix(
+            (np.concatenate(hv), (np.concatenate(hr), np.concatenate(hc))),
+            shape=(self.d * self.d, p),
+        ).tocsr()
+
+        core_local = np.asarray(core, dtype=bool)[self.fitted]
+        self.core_local = core_local
+        self.penalised = np.flatnonzero(~core_local)
+        weights = core_local if core_local.any() else np.ones(k, dtype=bool)
+        omega = weights / weights.sum() if k else np.zeros(0)
+        pen = np.zeros((len(self.penalised) + int(self.has_gamma), self.d))
+        for r, f in enumerate(self.penalised):
+            pen[r, :k] = -omega
+            pen[r, f] += 1.0
+        if self.has_gamma:
+            pen[-1, k] = 1.0
+        self.pen = pen
+        self.null = np.zeros(self.d)
+        self.null[:k] = 1.0
+
+    # ----------------------------------------------------------------- statistics
+    def pair_stats(self, cat_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-pair battles ``n`` and first-model points ``s`` from category counts (M, R)."""
+        x = np.asarray(cat_counts, dtype=float)
+        if x.ndim == 1:
+            x = x[:, None]
+        return np.asarray(self._sum_n @ x), np.asarray(self._sum_s @ x)
+
+    def full_stats(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.pair_stats(self.cat_count)
+
+    # ----------------------------------------------------------------- model terms
+    def logits(self, theta: np.ndarray) -> np.ndarray:
+        lg = theta[self.pi] - theta[self.pj]
+        if self.has_gamma:
+            lg += theta[self.k]
+        return lg
+
+    def loglik(self, theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> np.ndarray:
+        lg = self.logits(theta)
+        ll = (s * log_expit(lg) + (n - s) * log_expit(-lg)).sum(axis=0)
+        if len(self.pen):
+            lp = self.pen @ theta
+            ll += 0.5 * (log_expit(lp) + log_expit(-lp)).sum(axis=0)
+        return ll
+
+    def prob_first(self, theta: np.ndarray) -> np.ndarray:
+        """P(first model of each pair wins), (P, R); exp(theta) form when it cannot overflow."""
+        if theta.size and np.abs(theta).max() > 300.0:
+            return expit(self.logits(theta))
+        e = np.exp(theta[: self.k])
+        ei = e[self.pi]
+        if self.has_gamma:
+            ei *= np.exp(theta[self.k])
+        ej = e[self.pj]
+        ej += ei
+        return np.divide(ei, ej, out=ei)
+
+    def gradient(self, theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> np.ndarray:
+        r = self.prob_first(theta)
+        r *= n
+        np.subtract(s, r, out=r)
+        g = np.asarray(self._at @ r)
+        if len(self.pen):
+            g += self.pen.T @ (0.5 - expit(self.pen @ theta))
+        return g
+
+    def hessian(self, theta: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """Negative Hessian of the log-likelihood, shape (R, D, D)."""
+        p = expit(self.logits(theta))
+        h = np.asarray(self._qt @ (n * p * (1.0 - p)))
+        h = h.reshape(self.d, self.d, -1).transpose(2, 0, 1).copy()
+        if len(self.pen):
+            pp = expit(self.pen @ theta)
+            h += np.einsum("fd,fr,fe->rde", self.pen, pp * (1.0 - pp), self.pen)
+        return h
+
+    def meat(self, theta: np.ndarray) -> np.ndarray:
+        """Sum over real battles of score outer products, centred (D, D), on all data."""
+        p = expit(self.logits(theta[:, None]))[:, 0]
+        resid2 = self.cat_count * (self.cat_y - p[self.cat_pair]) ** 2
+        b2 = np.bincount(self.cat_pair, weights=resid2, minlength=self.n_pairs)
+        meat = np.asarray(self._qt @ b2).reshape(self.d, self.d)
+        n, s = self.full_stats()
+        score = np.asarray(self._at @ (s[:, 0] - n[:, 0] * p))
+        if self.total:
+            meat -= np.outer(score, score) / self.total
+        return meat
+
+    def augment(self, h: np.ndarray) -> np.ndarray:
+        """Add ``c * null null^T`` so the shift direction is solvable (H is singular there)."""
+        if self.k == 0:
+            return h
+        scale = np.trace(h, axis1=-2, axis2=-1) / max(self.d, 1) + 1e-300
+        out = h + (scale / self.k)[..., None, None] * np.outer(self.null, self.null)
+        return out
+
+    # ----------------------------------------------------------------- solvers
+    def newton(
+        self,
+        theta: np.ndarray,
+        n: np.ndarray,
+        s: np.ndarray,
+        *,
+        gtol: float,
+        max_iter: int = 100,
+    ) -> SolveResult:
+        """Damped Newton (backtracking on the log-likelihood), every round at once."""
+        theta = np.array(theta, dtype=float, copy=True)
+        norm = np.maximum(n.sum(axis=0), 1.0)
+        stuck = np.zeros(theta.shape[1], dtype=bool)
+        gnorm = np.linalg.norm(self.gradient(theta, n, s), axis=0) / norm
+        it = 0
+        while it < max_iter:
+            active = (gnorm > gtol) & ~stuck
+            if not active.any():
+                break
+            it += 1
+            idx = np.flatnonzero(active)
+            th, nn, ss = theta[:, idx], n[:, idx], s[:, idx]
+            g = self.gradient(th, nn, ss)
+            h = self.augment(self.hessian(th, nn))
+            step = np.linalg.solve(h, g.T[..., None])[..., 0].T
+            ll0 = self.loglik(th, nn, ss)
+            slope = (g * step).sum(axis=0)
+            t = np.ones(len(idx))
+            todo = np.ones(len(idx), dtype=bool)
+            for _ in range(60):
+                w = np.flatnonzero(todo)
+                cand = th[:, w] + t[w] * step[:, w]
+                ll1 = self.loglik(cand, nn[:, w], ss[:, w])
+                tol = 1e-12 * (1.0 + np.abs(ll0[w]))
+                ok = (ll1 >= ll0[w] + 1e-4 * t[w] * slope[w]) | (ll1 >= ll0[w] - tol)
+                th[:, w[ok]] = cand[:, ok]
+                todo[w[ok]] = False
+                t[w[~ok]] *= 0.5
+                if not todo.any():
+                    break
+            stuck[idx[todo]] = True
+            theta[:, idx] = th
+            gnorm[idx] = np.linalg.norm(self.gradient(th, nn, ss), axis=0) / norm[idx]
+        return SolveResult(theta, gnorm, gnorm <= gtol, it)
+
+    def chord(
+        self,
+        theta: np.ndarray,
+        n: np.ndarray,
+        s: np.ndarray,
+        inv_hessian: np.ndarray,
+        *,
+        gtol: float,
+        max_iter: int = 25,
+    ) -> SolveResult:
+        """Newton steps with one fixed inverse Hessian (from the fit on all data).
+
+        Converges linearly at a rate set by how far each round's Hessian is from the fixed
+        one (a few per cent on large data, so 3-5 steps). Rounds that stall are reported as
+        not converged for the caller to finish with :meth:`newton`.
+        """
+        theta = np.array(theta, dtype=float, copy=True)
+        norm = np.maximum(n.sum(axis=0), 1.0)
+        prev = np.full(theta.shape[1], np.inf)
+        stalled = np.zeros(theta.shape[1], dtype=bool)
+        it = 0
+        while True:
+            g = self.gradient(theta, n, s)
+            gnorm = np.linalg.norm(g, axis=0) / norm
+            stalled |= gnorm > 0.5 * prev
+            move = (gnorm > gtol) & ~stalled
+            if not move.any() or it >= max_iter:
+                break
+            it += 1
+            if move.all():
+                theta += inv_hessian @ g
+            else:
+                idx = np.flatnonzero(move)
+                theta[:, idx] += inv_hessian @ g[:, idx]
+            prev = np.where(move, gnorm, prev)
+        return SolveResult(theta, gnorm, gnorm <= gtol, it)
