@@ -1,0 +1,231 @@
+"""The leaderboard: ratings, intervals, ranks and page matrices in one JSON-storable value.
+
+Computes, from grouped counts, everything a leaderboard snapshot stores: the Bradley-Terry fit
+on all data (``bradley_terry``), 95% intervals by bootstrap or sandwich (``intervals``),
+Rank (UB) (``ranks``), battle counts and the observed / predicted win-rate matrices
+(``matrices``), per-model status codes (``comparison_graph``) and, for the position-aware fit,
+the top-slot win probability with its interval. :func:`compute_leaderboard` is the one entry
+point the recompute service calls; :meth:`Leaderboard.to_dict` gives plain JSON (NaN -> None).
+
+Arrays follow ``counts.models`` order (not sorted); :meth:`Leaderboard.table` gives rows
+sorted by rating.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from analysis.bradley_terry import fit_bt
+from analysis.comparison_graph import RATED_STATUSES
+from analysis.grouping import GroupedCounts
+from analysis.intervals import bootstrap, sandwich
+from analysis.matrices import (
+    average_win_rate,
+    battle_count_matrix,
+    predicted_win_rate_matrix,
+    win_fraction_matrix,
+)
+from analysis.ranks import rank_ub
+
+__all__ = ["Leaderboard", "TopSlotEstimate", "compute_leaderboard"]
+
+
+@dataclass(frozen=True)
+class TopSlotEstimate:
+    """Expected score of the top completion between two equal models, with its 95% interval.
+
+    ``p`` is from the fit on all data; ``median`` is the bootstrap median (``p`` for sandwich).
+    """
+
+    p: float
+    lower: float
+    upper: float
+    median: float
+    log_odds: float
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {k: _num(getattr(self, k)) for k in ("p", "lower", "upper", "median", "log_odds")}
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """One leaderboard (overall or a slice). Per-model arrays follow ``models``.
+
+    ``rank`` is Rank (UB), 0 = not ranked. ``status`` codes: ``ok``, ``unbounded_high``,
+    ``unbounded_low``, ``unbounded`` (rated, with a flag), ``disconnected``, ``no_battles``
+    (not rated: NaN numbers, rank 0). Matrices are model x model, NaN where undefined.
+    """
+
+    models: tuple[str, ...]
+    rating: np.ndarray
+    ci_lower: np.ndarray
+    ci_upper: np.ndarray
+    median: np.ndarray
+    rank: np.ndarray
+    votes: np.ndarray
+    avg_win_rate: np.ndarray  # predicted, against all other rated models
+    status: tuple[str, ...]
+    win_fraction: np.ndarray
+    battle_count: np.ndarray
+    predicted_win_rate: np.ndarray
+    top_slot: TopSlotEstimate | None
+    method: str
+    rounds: int
+    seed: int
+    anchor: str | None
+    anchor_value: float
+    total_battles: int
+    anchor_applied: bool = False  # False: anchor unrated or None, so the mean is anchor_value
+    position_bias: bool = False
+    observed_avg_win_rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rating_sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def table(self) -> list[dict[str, Any]]:
+        """One JSON-safe dict per model, rated models first by rating, then the rest by name."""
+        order = sorted(
+            range(len(self.models)),
+            key=lambda i: (
+                not math.isfinite(self.rating[i]),
+                -self.rating[i] if math.isfinite(self.rating[i]) else 0.0,
+                self.models[i],
+            ),
+        )
+        return [
+            {
+                "model": self.models[i],
+                "rating": _num(self.rating[i]),
+                "ci_lower": _num(self.ci_lower[i]),
+                "ci_upper": _num(self.ci_upper[i]),
+                "median": _num(self.median[i]),
+                "rank": int(self.rank[i]) or None,
+                "votes": int(self.votes[i]),
+                "avg_win_rate": _num(self.avg_win_rate[i]),
+                "status": self.status[i],
+            }
+            for i in order
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only: floats (NaN -> None), ints, strings, lists."""
+        return {
+            "models": list(self.models),
+            "rating": _list(self.rating),
+            "ci_lower": _list(self.ci_lower),
+            "ci_upper": _list(self.ci_upper),
+            "median": _list(self.median),
+            "rank": [int(r) or None for r in self.rank],
+            "votes": [int(v) for v in self.votes],
+            "avg_win_rate": _list(self.avg_win_rate),
+            "observed_avg_win_rate": _list(self.observed_avg_win_rate),
+            "rating_sd": _list(self.rating_sd),
+            "status": list(self.status),
+            "win_fraction": [_list(row) for row in self.win_fraction],
+            "battle_count": [[int(v) for v in row] for row in self.battle_count],
+            "predicted_win_rate": [_list(row) for row in self.predicted_win_rate],
+            "top_slot": None if self.top_slot is None else self.top_slot.to_dict(),
+            "method": self.method,
+            "rounds": int(self.rounds),
+            "seed": int(self.seed),
+            "anchor": self.anchor,
+            "anchor_value": float(self.anchor_value),
+            "anchor_applied": bool(self.anchor_applied),
+            "position_bias": bool(self.position_bias),
+            "total_battles": int(self.total_battles),
+            "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
+        }
+
+
+def _num(x: Any) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _list(a: np.ndarray) -> list[float | None]:
+    return [_num(x) for x in np.asarray(a, dtype=float).ravel()]
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, bool | str) or v is None:
+        return v
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        return _num(v)
+    return str(v)
+
+
+def compute_leaderboard(
+    counts: GroupedCounts,
+    *,
+    method: Literal["bootstrap", "sandwich"] = "bootstrap",
+    rounds: int = 1000,
+    seed: int = 0,
+    anchor: str | None = None,
+    anchor_value: float = 1000.0,
+    position_bias: bool = False,
+    gtol: float = 1e-8,
+) -> Leaderboard:
+    """Fit, intervals, ranks and matrices for ``counts``.
+
+    ``anchor`` (a model key) is set exactly to ``anchor_value``; without it, or when the anchor
+    is not rated in this data (``anchor_applied`` False), the mean of the rated models is
+    ``anchor_value``. ``rounds``/``seed`` apply to the bootstrap only.
+    """
+    if method not in ("bootstrap", "sandwich"):
+        raise ValueError("method must be 'bootstrap' or 'sandwich'")
+    fit = fit_bt(
+        counts, position_bias=position_bias, anchor=anchor, anchor_value=anchor_value, gtol=gtol
+    )
+    if method == "bootstrap":
+        iv = bootstrap(fit, rounds=rounds, seed=seed, gtol=gtol, keep_samples=False)
+    else:
+        iv = sandwich(fit)
+    rated = np.array([s in RATED_STATUSES for s in fit.status], dtype=bool)
+    lower = np.where(rated, iv.lower, np.nan)
+    upper = np.where(rated, iv.upper, np.nan)
+    predicted = predicted_win_rate_matrix(fit.rating)
+    observed = win_fraction_matrix(counts)
+    top = None
+    if position_bias and fit.top_slot_log_odds is not None and iv.top_slot is not None:
+        lo, hi, med = iv.top_slot
+        top = TopSlotEstimate(
+            p=float(fit.top_slot_p), lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds
+        )
+    diagnostics: dict[str, Any] = {
+        "fit_iterations": fit.iterations,
+        "fit_gradient_norm": fit.gradient_norm,
+        "fit_converged": fit.converged,
+        "ford_condition": fit.structure.ford_condition,
+        **{f"interval_{k}": v for k, v in iv.diagnostics.items()},
+    }
+    return Leaderboard(
+        models=counts.models,
+        rating=fit.rating,
+        ci_lower=lower,
+        ci_upper=upper,
+        median=np.where(rated, iv.median, np.nan),
+        rank=rank_ub(lower, upper),
+        votes=counts.battles_per_model(),
+        avg_win_rate=average_win_rate(predicted),
+        status=fit.status,
+        win_fraction=observed,
+        battle_count=battle_count_matrix(counts),
+        predicted_win_rate=predicted,
+        top_slot=top,
+        method=method,
+        rounds=iv.rounds,
+        seed=int(seed),
+        anchor=anchor,
+        anchor_value=float(anchor_value),
+        total_battles=counts.total,
+        anchor_applied=fit.anchor_applied,
+        position_bias=bool(position_bias),
+        observed_avg_win_rate=average_win_rate(observed),
+        rating_sd=np.where(rated, iv.sd, np.nan),
+        diagnostics=diagnostics,
+    )
