@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
+import plotly
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -58,6 +59,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "ingest.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -135,7 +137,12 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js comes from the plotly package itself, served as our own static file (no CDN).
+STATICFILES_DIRS = [BASE_DIR / "static", ("plotly", Path(plotly.__file__).parent / "package_data")]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)
@@ -189,6 +196,21 @@ ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_CODE_CHARS = env.int("ARENA_MAX_CODE_CHARS", default=200_000)
 ARENA_MAX_LATENCY_MS = env.float("ARENA_MAX_LATENCY_MS", default=120_000.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
+
+# Leaderboard recompute: after new votes (debounced) and on a beat schedule.
+RECOMPUTE_ON_VOTES = env.bool("RECOMPUTE_ON_VOTES", default=True)
+RECOMPUTE_DEBOUNCE_SECONDS = env.int("RECOMPUTE_DEBOUNCE_SECONDS", default=30)
+RECOMPUTE_INTERVAL_SECONDS = env.int("RECOMPUTE_INTERVAL_SECONDS", default=900)
+RECOMPUTE_LOCK_SECONDS = env.int("RECOMPUTE_LOCK_SECONDS", default=900)
+# Snapshots older than this many days are thinned to the last one of each day (history).
+SNAPSHOT_KEEP_ALL_DAYS = env.int("SNAPSHOT_KEEP_ALL_DAYS", default=2)
+CELERY_BEAT_SCHEDULE = {
+    "recompute-leaderboard": {
+        "task": "leaderboard.tasks.recompute_leaderboard",
+        "schedule": float(RECOMPUTE_INTERVAL_SECONDS),
+        "kwargs": {"trigger": "beat"},
+    },
+}
 
 LOGGING = {
     "version": 1,

@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from leaderboard.triggers import votes_arrived
+
 from .labelling import label_fields
 from .models import (
     ApiClient,
@@ -110,6 +112,10 @@ def _build(
     return battle, code
 
 
+def _after_votes() -> None:
+    transaction.on_commit(votes_arrived)
+
+
 def record_battle(
     *, vote: VoteIn, client: ApiClient | None = None, ip: str | None = None
 ) -> RecordResult:
@@ -130,6 +136,7 @@ def record_battle(
         if existing[1] != battle.content_hash:
             raise PairConflict(vote.pair_id) from None
         return RecordResult(created=False, battle_id=existing[0])
+    _after_votes()
     return RecordResult(created=True, battle_id=battle.id)
 
 
@@ -185,6 +192,8 @@ def _insert_batch(built: list[tuple[Battle, CodeContext | None]]) -> BatchResult
                 codes.append(code)
         if codes:
             CodeContext.objects.bulk_create(codes, batch_size=500)
+    if new:
+        _after_votes()
     return BatchResult(created=len(new), duplicates=len(built) - len(new))
 
 

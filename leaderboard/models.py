@@ -73,3 +73,131 @@ class ModelAlias(models.Model):
     def clean(self) -> None:
         if self.key and ArenaModel.objects.filter(key=self.key).exists():
             raise ValidationError({"key": f"'{self.key}' is already a model's own key."})
+
+
+class Snapshot(models.Model):
+    """One complete computation of the board and all its slices, published atomically."""
+
+    class Status(models.TextChoices):
+        PUBLISHED = "published"
+        FAILED = "failed"
+
+    status = models.CharField(max_length=10, choices=Status.choices, db_index=True)
+    computed_at = models.DateTimeField()
+    trigger = models.CharField(max_length=20, blank=True)
+    method = models.CharField(max_length=20)
+    rounds = models.PositiveIntegerField(default=0)
+    seed = models.BigIntegerField(default=0)
+    anchor = models.CharField(max_length=128, blank=True)
+    anchor_value = models.FloatField(default=1000.0)
+    position_bias = models.BooleanField(default=False)
+    battles = models.PositiveIntegerField(default=0)
+    users = models.PositiveIntegerField(default=0)
+    simulated_battles = models.PositiveIntegerField(default=0)
+    aggregate_seconds = models.FloatField(default=0.0)
+    fit_seconds = models.FloatField(default=0.0)
+    duration_seconds = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        get_latest_by = "id"
+
+    def __str__(self) -> str:
+        return f"snapshot {self.pk} ({self.status}, {self.computed_at:%Y-%m-%d %H:%M})"
+
+
+class SnapshotSlice(models.Model):
+    """The board for one category (overall, or one value of one slice dimension)."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="slices")
+    key = models.CharField(max_length=100)  # "overall", "language:python", ...
+    dimension = models.CharField(max_length=30)
+    value = models.CharField(max_length=64, blank=True)
+    battles = models.PositiveIntegerField()
+    models_order = models.JSONField(default=list)  # model keys, index order of the matrices
+    matrices = models.JSONField(default=dict)
+    top_slot_p = models.FloatField(null=True)
+    top_slot_lower = models.FloatField(null=True)
+    top_slot_upper = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["snapshot", "key"], name="slice_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.key} @ {self.snapshot_id}"
+
+
+class SnapshotRow(models.Model):
+    """One model's line on one slice's board."""
+
+    slice = models.ForeignKey(SnapshotSlice, on_delete=models.CASCADE, related_name="rows")
+    model = models.ForeignKey(ArenaModel, on_delete=models.CASCADE, related_name="snapshot_rows")
+    public = models.BooleanField()  # visibility at compute time
+    rating = models.FloatField(null=True)
+    ci_lower = models.FloatField(null=True)
+    ci_upper = models.FloatField(null=True)
+    median = models.FloatField(null=True)
+    rank = models.PositiveIntegerField(null=True)  # Rank (UB) among public models
+    rank_change = models.IntegerField(null=True)  # overall rank - this slice's rank
+    # The position-aware fit (top-slot advantage as an extra parameter), overall slice only.
+    adjusted_rating = models.FloatField(null=True)
+    adjusted_ci_lower = models.FloatField(null=True)
+    adjusted_ci_upper = models.FloatField(null=True)
+    votes = models.PositiveIntegerField()
+    avg_win_rate = models.FloatField(null=True)
+    status = models.CharField(max_length=20)
+
+    class Meta:
+        indexes = [models.Index(fields=["model", "slice"], name="row_model_slice_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} in {self.slice_id}"
+
+
+class RatingConfig(models.Model):
+    """How the board is computed; one row, edited in the admin. Applies from the next recompute."""
+
+    class Method(models.TextChoices):
+        BOOTSTRAP = "bootstrap", "Bootstrap percentiles"
+        SANDWICH = "sandwich", "Closed-form sandwich"
+
+    method = models.CharField(max_length=10, choices=Method.choices, default=Method.BOOTSTRAP)
+    rounds = models.PositiveIntegerField(
+        default=1000, help_text="Bootstrap rounds (overall board)."
+    )
+    slice_rounds = models.PositiveIntegerField(
+        default=1000, help_text="Bootstrap rounds per slice."
+    )
+    seed = models.BigIntegerField(
+        default=0, help_text="Fixed so the same data gives the same intervals."
+    )
+    anchor = models.ForeignKey(
+        ArenaModel,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Model held at the anchor value; empty = the mean rating is held at it.",
+    )
+    anchor_value = models.FloatField(default=1000.0)
+    slice_min_battles = models.PositiveIntegerField(
+        default=200, help_text="A slice with fewer battles gets no board."
+    )
+    min_model_votes = models.PositiveIntegerField(
+        default=30,
+        help_text="A model with fewer votes on a board (overall or a slice) is left out of that board's fit.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "rating configuration"
+        verbose_name_plural = "rating configuration"
+
+    def __str__(self) -> str:
+        return "Rating configuration"
+
+    @classmethod
+    def current(cls) -> RatingConfig:
+        config, _ = cls.objects.get_or_create(pk=1)
+        return config

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .models import ArenaModel, ModelAlias, Visibility
+from django.core.cache import cache
+
+from .models import ArenaModel, ModelAlias, Snapshot, SnapshotRow, SnapshotSlice, Visibility
 
 # Votes name models by key on every request; one catalogue read per few seconds per
 # process keeps that off the database. Saves in this process clear it at once (signals).
@@ -55,3 +57,229 @@ def listed_model_keys() -> list[str]:
     """Keys shown to clients (`/list_models`): models that are public or private."""
     shown = {Visibility.PUBLIC, Visibility.PRIVATE}
     return sorted(ArenaModel.objects.filter(visibility__in=shown).values_list("key", flat=True))
+
+
+# --- Published snapshots -------------------------------------------------------------
+PUBLISHED_KEY = "lb:published-id"
+BOARD_TTL = 24 * 3600
+
+
+def snapshot_published(snapshot_id: int) -> None:
+    """Point readers at a new snapshot; everything cached per snapshot id goes stale with it."""
+    cache.set(PUBLISHED_KEY, snapshot_id, 300)
+
+
+def published_snapshot_id() -> int | None:
+    sid = cache.get(PUBLISHED_KEY)
+    if sid is None:
+        sid = (
+            Snapshot.objects.filter(status=Snapshot.Status.PUBLISHED)
+            .order_by("-id")
+            .values_list("id", flat=True)
+            .first()
+        )
+        if sid is not None:
+            cache.set(PUBLISHED_KEY, sid, 300)
+    return sid
+
+
+def _snapshot_meta(s: Snapshot) -> dict:
+    return {
+        "id": s.pk,
+        "computed_at": s.computed_at.isoformat(),
+        "battles": s.battles,
+        "users": s.users,
+        "simulated_battles": s.simulated_battles,
+        "method": s.method,
+        "bootstrap_rounds": s.rounds,
+        "seed": s.seed,
+        "anchor": s.anchor or None,
+        "anchor_value": s.anchor_value,
+        "duration_seconds": round(s.duration_seconds, 3),
+    }
+
+
+def _build_board(snapshot_id: int, category: str) -> dict | None:
+    slice_ = (
+        SnapshotSlice.objects.select_related("snapshot")
+        .filter(snapshot_id=snapshot_id, key=category)
+        .first()
+    )
+    if slice_ is None:
+        return None
+    rows = list(
+        SnapshotRow.objects.filter(slice=slice_, public=True)
+        .select_related("model")
+        .order_by("rank", "-rating")
+    )
+    shown = [r.model.key for r in rows]
+    order = slice_.models_order
+    index = [order.index(k) for k in shown]
+
+    def sub(matrix):
+        return [[matrix[i][j] for j in index] for i in index]
+
+    return {
+        "snapshot": _snapshot_meta(slice_.snapshot),
+        "category": {
+            "key": slice_.key,
+            "dimension": slice_.dimension,
+            "value": slice_.value,
+            "battles": slice_.battles,
+            "top_slot": None
+            if slice_.top_slot_p is None
+            else {
+                "p": slice_.top_slot_p,
+                "lower": slice_.top_slot_lower,
+                "upper": slice_.top_slot_upper,
+            },
+        },
+        "models": [
+            {
+                "model": r.model.key,
+                "display_name": r.model.display_name,
+                "organization": r.model.organization,
+                "license": r.model.license,
+                "rating": r.rating,
+                "ci_lower": r.ci_lower,
+                "ci_upper": r.ci_upper,
+                "bootstrap_median": r.median,
+                "rank": r.rank,
+                "rank_change": r.rank_change,
+                "votes": r.votes,
+                "avg_win_rate": r.avg_win_rate,
+                "position_adjusted_rating": r.adjusted_rating,
+            }
+            for r in rows
+        ],
+        "matrices": {name: sub(m) for name, m in slice_.matrices.items()},
+    }
+
+
+def board(*, category: str = "overall", snapshot_id: int | None = None) -> dict | None:
+    """The public board of one category of a snapshot (default: the published one), cached."""
+    sid = snapshot_id or published_snapshot_id()
+    if sid is None:
+        return None
+    key = f"lb:board:{sid}:{category}"
+    data = cache.get(key)
+    if data is None:
+        data = _build_board(sid, category)
+        if data is None:
+            return None
+        cache.set(key, data, BOARD_TTL)
+    return data
+
+
+def categories(*, snapshot_id: int | None = None) -> list[dict]:
+    """Slices of the published snapshot with their dimension and battle counts."""
+    sid = snapshot_id or published_snapshot_id()
+    if sid is None:
+        return []
+    key = f"lb:categories:{sid}"
+    data = cache.get(key)
+    if data is None:
+        data = [
+            {"key": k, "dimension": d, "value": v, "battles": n}
+            for k, d, v, n in SnapshotSlice.objects.filter(snapshot_id=sid)
+            .order_by("id")
+            .values_list("key", "dimension", "value", "battles")
+        ]
+        cache.set(key, data, BOARD_TTL)
+    return data
+
+
+# --- Model pages ----------------------------------------------------------------------
+def public_model(key: str) -> ArenaModel | None:
+    return ArenaModel.objects.filter(key=key, visibility=Visibility.PUBLIC).first()
+
+
+def model_history(*, model_id: int) -> list[dict]:
+    """The model's overall rating in every kept snapshot, oldest first."""
+    sid = published_snapshot_id()
+    key = f"lb:history:{sid}:{model_id}"
+    data = cache.get(key)
+    if data is None:
+        rows = (
+            SnapshotRow.objects.filter(
+                model_id=model_id,
+                slice__key="overall",
+                public=True,
+                slice__snapshot__status=Snapshot.Status.PUBLISHED,
+            )
+            .order_by("slice__snapshot_id")
+            .values_list(
+                "slice__snapshot__computed_at", "rating", "ci_lower", "ci_upper", "rank", "votes"
+            )
+        )
+        data = [
+            {
+                "computed_at": t.isoformat(),
+                "rating": r,
+                "ci_lower": lo,
+                "ci_upper": hi,
+                "rank": rank,
+                "votes": v,
+            }
+            for t, r, lo, hi, rank, v in rows
+        ]
+        cache.set(key, data, BOARD_TTL)
+    return data
+
+
+def model_slices(*, model_id: int) -> list[dict]:
+    """The model's line on every slice board of the published snapshot."""
+    sid = published_snapshot_id()
+    if sid is None:
+        return []
+    rows = (
+        SnapshotRow.objects.filter(model_id=model_id, slice__snapshot_id=sid, public=True)
+        .exclude(slice__key="overall")
+        .order_by("slice__dimension", "slice__value")
+        .values_list(
+            "slice__key",
+            "slice__dimension",
+            "slice__value",
+            "rating",
+            "ci_lower",
+            "ci_upper",
+            "rank",
+            "rank_change",
+            "votes",
+        )
+    )
+    return [
+        {
+            "key": k,
+            "dimension": d,
+            "value": v,
+            "label": f"{d}: {v}",
+            "rating": r,
+            "ci_lower": lo,
+            "ci_upper": hi,
+            "rank": rank,
+            "rank_change": change,
+            "votes": n,
+        }
+        for k, d, v, r, lo, hi, rank, change, n in rows
+    ]
+
+
+def model_opponents(*, board_data: dict, key: str) -> list[dict]:
+    """Observed and predicted win rate of `key` against each public opponent."""
+    keys = [m["model"] for m in board_data["models"]]
+    if key not in keys:
+        return []
+    i = keys.index(key)
+    m = board_data["matrices"]
+    return [
+        {
+            "model": other["model"],
+            "display_name": other["display_name"],
+            "win_fraction": m["win_fraction"][i][j],
+            "predicted": m["predicted_win_rate"][i][j],
+            "battles": m["battle_count"][i][j],
+        }
+        for j, other in enumerate(board_data["models"])
+        if j != i
+    ]

@@ -14,6 +14,12 @@ MODEL_KEYS = ["gpt-4o-2024-08-06", "codestral-2405", "deepseek-coder-fim", "gemi
 
 
 @pytest.fixture(autouse=True)
+def _no_vote_triggered_recompute(settings):
+    # Pipeline tests switch this back on; elsewhere votes must not enqueue recomputes.
+    settings.RECOMPUTE_ON_VOTES = False
+
+
+@pytest.fixture(autouse=True)
 def _clean_cache():
     # Throttle counters and cached pages live in the cache; tests must not see each other's.
     # The catalogue cache is per process and does not see test transactions roll back.

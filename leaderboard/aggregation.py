@@ -1,0 +1,105 @@
+"""SQL aggregation of battles into the count cells the rating engine reads.
+
+One GROUP BY over non-excluded battles by (model A, model B, outcome, and every slice
+dimension) gives the cells; each slice is then a sum over those cells in numpy, so the
+database scans the battles once per recompute whatever the number of slices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from ingest.models import Battle, Outcome
+
+# Slice dimensions: battle column -> label shown on the pages.
+DIMENSIONS: dict[str, str] = {
+    "kind": "Completion vs edit",
+    "language": "Programming language",
+    "task_type": "Task type",
+    "context_bucket": "Context length",
+    "natural_language": "Natural language",
+}
+_ENGINE_OUTCOME = {
+    Outcome.A: OUTCOME_A,
+    Outcome.B: OUTCOME_B,
+    Outcome.TIE: OUTCOME_TIE,
+    Outcome.BOTH_BAD: OUTCOME_TIE,
+}
+
+
+@dataclass(frozen=True)
+class BattleCells:
+    """Battle counts per (A, B, outcome, slice values). Model ids, engine outcome codes."""
+
+    model_a: np.ndarray
+    model_b: np.ndarray
+    outcome: np.ndarray
+    count: np.ndarray
+    dims: dict[str, np.ndarray]
+    users: int
+    simulated: int
+
+    @property
+    def battles(self) -> int:
+        return int(self.count.sum())
+
+    def grouped(
+        self, mask: np.ndarray | None, keys: dict[int, str], *, min_votes: int = 1
+    ) -> GroupedCounts:
+        """Engine input for the cells under `mask` (all when None), models named by key.
+
+        Models with fewer than `min_votes` battles in these cells are left out together
+        with their battles: they are not shown, and a barely measured model would widen
+        every other interval through the mean-rating constraint.
+        """
+        a, b, o, c = self.model_a, self.model_b, self.outcome, self.count
+        if mask is not None:
+            a, b, o, c = a[mask], b[mask], o[mask], c[mask]
+        ids, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+        ia, ib = inverse[: len(a)], inverse[len(a) :]
+        votes = np.bincount(ia, weights=c, minlength=len(ids)) + np.bincount(
+            ib, weights=c, minlength=len(ids)
+        )
+        keep = votes >= min_votes
+        if not keep.all():
+            rows = keep[ia] & keep[ib]
+            ia, ib, o, c = ia[rows], ib[rows], o[rows], c[rows]
+            new_index = np.cumsum(keep) - 1
+            ia, ib, ids = new_index[ia], new_index[ib], ids[keep]
+        return GroupedCounts(
+            models=tuple(keys[int(m)] for m in ids), a=ia, b=ib, outcome=o, count=c
+        )
+
+
+def aggregate() -> BattleCells:
+    table = Battle._meta.db_table
+    dims = list(DIMENSIONS)
+    columns = ", ".join(dims)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT model_a_id, model_b_id, outcome, {columns}, COUNT(*) FROM {table} "
+            f"WHERE NOT excluded GROUP BY model_a_id, model_b_id, outcome, {columns}"
+        )
+        rows = cursor.fetchall()
+        cursor.execute(
+            f"SELECT COUNT(DISTINCT user_hash), COUNT(CASE WHEN source = 'simulated' THEN 1 END) "
+            f"FROM {table} WHERE NOT excluded"
+        )
+        users, simulated = cursor.fetchone()
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(dims))
+    outcome_map = np.zeros(max(_ENGINE_OUTCOME) + 1, dtype=np.int64)
+    for ours, engine in _ENGINE_OUTCOME.items():
+        outcome_map[ours] = engine
+    return BattleCells(
+        model_a=np.array(cols[0], dtype=np.int64),
+        model_b=np.array(cols[1], dtype=np.int64),
+        outcome=outcome_map[np.array(cols[2], dtype=np.int64)],
+        count=np.array(cols[-1], dtype=np.int64),
+        dims={d: np.array(cols[3 + i], dtype=object) for i, d in enumerate(dims)},
+        users=int(users or 0),
+        simulated=int(simulated or 0),
+    )

@@ -1,0 +1,116 @@
+"""Read API: the published board of a category as JSON or CSV, and the list of categories.
+
+Responses are built from the published snapshot and cached per snapshot id, so they go
+stale exactly when a new snapshot is published, and no request touches the battles.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.core.cache import cache
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import NotFound
+from rest_framework.renderers import JSONRenderer
+from rest_framework.views import APIView
+
+from ingest.throttles import READ_THROTTLES
+
+from . import selectors
+
+CSV_FIELDS = (
+    "rank",
+    "model",
+    "display_name",
+    "rating",
+    "ci_lower",
+    "ci_upper",
+    "bootstrap_median",
+    "votes",
+    "avg_win_rate",
+    "rank_change",
+    "organization",
+    "license",
+    "position_adjusted_rating",
+)
+
+
+def _board_csv(data: dict) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in data["models"]:
+        writer.writerow(row)
+    return out.getvalue()
+
+
+class _CachedReadView(APIView):
+    authentication_classes: list = []
+    permission_classes: list = []
+    throttle_classes = READ_THROTTLES
+
+    def perform_content_negotiation(self, request, force=False):
+        # Bodies are pre-rendered and cached; `?format=csv` is ours, not DRF's renderer switch.
+        return (JSONRenderer(), "application/json")
+
+
+class LeaderboardAPI(_CachedReadView):
+    @extend_schema(
+        summary="The published leaderboard of a category",
+        parameters=[
+            OpenApiParameter(
+                "category", str, description="A key from /api/v1/categories (default: overall)."
+            ),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request):
+        category = request.query_params.get("category", "overall")
+        fmt = request.query_params.get("format", "json")
+        if fmt not in ("json", "csv"):
+            raise NotFound(f"format '{fmt}' is not offered: use json or csv.")
+        sid = selectors.published_snapshot_id()
+        if sid is None:
+            raise NotFound("No leaderboard has been published yet.")
+        key = f"lb:response:{sid}:{fmt}:{category}"
+        body = cache.get(key)
+        if body is None:
+            data = selectors.board(category=category, snapshot_id=sid)
+            if data is None:
+                raise NotFound(f"Unknown category '{category}'; see /api/v1/categories.")
+            if fmt == "csv":
+                body = _board_csv(data)
+            else:
+                body = json.dumps({k: data[k] for k in ("snapshot", "category", "models")})
+            cache.set(key, body, selectors.BOARD_TTL)
+        if fmt == "csv":
+            response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = (
+                f'attachment; filename="leaderboard-{category.replace(":", "-")}.csv"'
+            )
+            return response
+        return HttpResponse(body, content_type="application/json")
+
+
+class CategoriesAPI(_CachedReadView):
+    @extend_schema(
+        summary="The slices of the published board", responses={200: OpenApiTypes.OBJECT}
+    )
+    def get(self, request):
+        sid = selectors.published_snapshot_id()
+        key = f"lb:response:{sid}:categories"
+        body = cache.get(key)
+        if body is None:
+            body = json.dumps(
+                {
+                    "snapshot_id": sid,
+                    "categories": selectors.categories(snapshot_id=sid) if sid else [],
+                }
+            )
+            cache.set(key, body, selectors.BOARD_TTL)
+        return HttpResponse(body, content_type="application/json")

@@ -1,0 +1,160 @@
+"""Plotly figures for the pages, built server-side from a board dict and sent as JSON.
+
+The browser only runs plotly.js (served from our static files) on the JSON; the table
+next to each chart carries the same numbers for readers without JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+
+LAYOUT = {"margin": {"l": 60, "r": 20, "t": 40, "b": 60}, "template": "plotly_white", "height": 420}
+
+
+def _as_dict(fig: go.Figure) -> dict:
+    return json.loads(fig.to_json())
+
+
+def interval_chart(board: dict) -> dict:
+    rows = board["models"]
+    names = [r["display_name"] for r in rows]
+    ratings = [r["rating"] for r in rows]
+    fig = go.Figure(
+        go.Scatter(
+            x=names,
+            y=ratings,
+            mode="markers",
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [(r["ci_upper"] or 0) - (r["rating"] or 0) for r in rows],
+                "arrayminus": [(r["rating"] or 0) - (r["ci_lower"] or 0) for r in rows],
+            },
+            hovertemplate="%{x}: %{y:.1f}<extra></extra>",
+        )
+    )
+    fig.update_layout(title="Rating with 95% interval", yaxis_title="Rating", **LAYOUT)
+    return _as_dict(fig)
+
+
+def heatmap(board: dict, matrix: str, title: str, *, fmt: str, colorscale: str = "RdBu") -> dict:
+    names = [r["display_name"] for r in board["models"]]
+    z = board["matrices"][matrix]
+    text = [[("" if v is None else format(v, fmt)) for v in row] for row in z]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=names,
+            y=names,
+            text=text,
+            texttemplate="%{text}",
+            colorscale=colorscale,
+            hovertemplate="%{y} vs %{x}: %{text}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title, xaxis_title="Model B", yaxis_title="Model A", **{**LAYOUT, "height": 520}
+    )
+    fig.update_yaxes(autorange="reversed")
+    return _as_dict(fig)
+
+
+def average_win_rate_chart(board: dict) -> dict:
+    rows = sorted(board["models"], key=lambda r: -(r["avg_win_rate"] or 0))
+    fig = go.Figure(
+        go.Bar(
+            x=[r["display_name"] for r in rows],
+            y=[r["avg_win_rate"] for r in rows],
+            text=[f"{(r['avg_win_rate'] or 0):.2f}" for r in rows],
+            textposition="outside",
+        )
+    )
+    fig.update_layout(
+        title="Average win rate against all other models (predicted)", yaxis_range=[0, 1], **LAYOUT
+    )
+    return _as_dict(fig)
+
+
+def top_slot_chart(top: dict | None) -> dict | None:
+    if not top:
+        return None
+    fig = go.Figure(
+        go.Bar(
+            x=["top completion", "bottom completion"],
+            y=[top["p"], 1 - top["p"]],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [top["upper"] - top["p"], top["p"] - top["lower"]],
+                "arrayminus": [top["p"] - top["lower"], top["upper"] - top["p"]],
+            },
+            text=[f"{top['p']:.1%}", f"{1 - top['p']:.1%}"],
+            textposition="outside",
+        )
+    )
+    fig.update_layout(
+        title="Chance each slot wins between two equal models", yaxis_range=[0, 1], **LAYOUT
+    )
+    return _as_dict(fig)
+
+
+def history_chart(points: list[dict], name: str) -> dict:
+    fig = go.Figure(
+        go.Scatter(
+            x=[p["computed_at"] for p in points],
+            y=[p["rating"] for p in points],
+            mode="lines+markers",
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [(p["ci_upper"] or 0) - (p["rating"] or 0) for p in points],
+                "arrayminus": [(p["rating"] or 0) - (p["ci_lower"] or 0) for p in points],
+            },
+        )
+    )
+    fig.update_layout(title=f"Rating history of {name}", yaxis_title="Rating", **LAYOUT)
+    return _as_dict(fig)
+
+
+def opponents_chart(opponents: list[dict], name: str) -> dict:
+    fig = go.Figure(
+        [
+            go.Bar(
+                name="observed",
+                x=[o["display_name"] for o in opponents],
+                y=[o["win_fraction"] for o in opponents],
+            ),
+            go.Bar(
+                name="predicted",
+                x=[o["display_name"] for o in opponents],
+                y=[o["predicted"] for o in opponents],
+            ),
+        ]
+    )
+    fig.update_layout(
+        title=f"Win rate of {name} against each opponent",
+        yaxis_range=[0, 1],
+        barmode="group",
+        **LAYOUT,
+    )
+    return _as_dict(fig)
+
+
+def slices_chart(slices: list[dict], name: str) -> dict:
+    fig = go.Figure(
+        go.Scatter(
+            x=[s["label"] for s in slices],
+            y=[s["rating"] for s in slices],
+            mode="markers",
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [(s["ci_upper"] or 0) - (s["rating"] or 0) for s in slices],
+                "arrayminus": [(s["rating"] or 0) - (s["ci_lower"] or 0) for s in slices],
+            },
+        )
+    )
+    fig.update_layout(title=f"Rating of {name} per slice", yaxis_title="Rating", **LAYOUT)
+    return _as_dict(fig)

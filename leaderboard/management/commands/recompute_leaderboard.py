@@ -1,0 +1,16 @@
+"""manage.py recompute_leaderboard: recompute and publish now, in this process."""
+
+from django.core.management.base import BaseCommand
+
+from leaderboard.recompute import recompute
+
+
+class Command(BaseCommand):
+    help = "Recompute every slice and publish a new snapshot (no worker needed)."
+
+    def handle(self, *args, **options):
+        s = recompute(trigger="command")
+        self.stdout.write(
+            f"Published snapshot {s.pk}: {s.battles:,} battles, {s.users:,} users, "
+            f"{s.duration_seconds:.2f} s (SQL {s.aggregate_seconds:.2f} s, fit {s.fit_seconds:.2f} s)."
+        )

@@ -1,0 +1,234 @@
+"""The recompute: aggregate battles in SQL, fit every slice, publish one snapshot atomically.
+
+A snapshot is written in a single transaction, so readers see either the previous
+published board or the complete new one, never a mix. A failure leaves the previous one
+published and is recorded as a failed snapshot with its error (shown in the admin).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from analysis.leaderboard import Leaderboard, compute_leaderboard
+
+from .aggregation import DIMENSIONS, BattleCells, aggregate
+from .models import ArenaModel, RatingConfig, Snapshot, SnapshotRow, SnapshotSlice, Visibility
+from .selectors import snapshot_published
+
+log = logging.getLogger(__name__)
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    key: str
+    dimension: str
+    value: str
+    board: Leaderboard
+    adjusted: Leaderboard | None = None
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def _matrix(m: np.ndarray) -> list[list[float | None]]:
+    return [
+        [None if not math.isfinite(v) else round(float(v), 5) for v in row]
+        for row in np.asarray(m, dtype=float)
+    ]
+
+
+def public_ranks(lower: np.ndarray, upper: np.ndarray, shown: np.ndarray) -> np.ndarray:
+    """Rank (UB) among the shown models: 1 + how many shown models are surely better."""
+    ranks = np.zeros(len(lower), dtype=np.int64)
+    lo, hi = lower[shown], upper[shown]
+    ranks[shown] = 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
+    return ranks
+
+
+def fit_slices(cells: BattleCells, config: RatingConfig, keys: dict[int, str]) -> list[SliceResult]:
+    anchor = config.anchor.key if config.anchor_id else None
+    common = {
+        "method": config.method,
+        "seed": int(config.seed),
+        "anchor_value": config.anchor_value,
+    }
+
+    def fit(counts, rounds: int, position_bias: bool = False) -> Leaderboard:
+        use_anchor = anchor if anchor in counts.models else None
+        return compute_leaderboard(
+            counts, rounds=rounds, anchor=use_anchor, position_bias=position_bias, **common
+        )
+
+    overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
+    results = [
+        SliceResult(
+            OVERALL,
+            OVERALL,
+            "",
+            fit(overall, config.rounds),
+            adjusted=fit(overall, config.rounds, position_bias=True) if overall.total else None,
+        )
+    ]
+    for dim in DIMENSIONS:
+        values = cells.dims[dim]
+        for value in sorted(set(values.tolist())):
+            mask = values == value
+            if int(cells.count[mask].sum()) < config.slice_min_battles:
+                continue
+            counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
+            results.append(
+                SliceResult(f"{dim}:{value}", dim, str(value), fit(counts, config.slice_rounds))
+            )
+    return results
+
+
+def _rows_for(
+    result: SliceResult,
+    ids: dict[str, int],
+    public_ids: set[int],
+    config: RatingConfig,
+    overall_rank: dict[int, int],
+) -> list[SnapshotRow]:
+    board = result.board
+    model_ids = np.array([ids[m] for m in board.models], dtype=np.int64)
+    votes = np.asarray(board.votes)
+    ok = np.array([s == "ok" for s in board.status], dtype=bool)
+    is_public = np.array([m in public_ids for m in model_ids.tolist()], dtype=bool)
+    shown = is_public & ok
+    ranks = public_ranks(np.asarray(board.ci_lower), np.asarray(board.ci_upper), shown)
+    adjusted = result.adjusted
+    rows = []
+    for i, model_id in enumerate(model_ids.tolist()):
+        rank = int(ranks[i]) if shown[i] else None
+        base = overall_rank.get(model_id)
+        row = SnapshotRow(
+            model_id=model_id,
+            public=bool(shown[i]),
+            rating=_num(board.rating[i]),
+            ci_lower=_num(board.ci_lower[i]),
+            ci_upper=_num(board.ci_upper[i]),
+            median=_num(board.median[i]),
+            rank=rank,
+            rank_change=(base - rank)
+            if (rank is not None and base is not None and result.key != OVERALL)
+            else None,
+            votes=int(votes[i]),
+            avg_win_rate=_num(board.avg_win_rate[i]),
+            status=board.status[i],
+        )
+        if adjusted is not None:
+            j = adjusted.models.index(board.models[i])
+            row.adjusted_rating = _num(adjusted.rating[j])
+            row.adjusted_ci_lower = _num(adjusted.ci_lower[j])
+            row.adjusted_ci_upper = _num(adjusted.ci_upper[j])
+        rows.append(row)
+    return rows
+
+
+def publish(
+    *,
+    results: list[SliceResult],
+    cells: BattleCells,
+    config: RatingConfig,
+    trigger: str,
+    timings: dict[str, float],
+) -> Snapshot:
+    ids = dict(ArenaModel.objects.values_list("key", "id"))
+    public_ids = set(
+        ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("id", flat=True)
+    )
+    with transaction.atomic():
+        snapshot = Snapshot.objects.create(
+            status=Snapshot.Status.PUBLISHED,
+            computed_at=timezone.now(),
+            trigger=trigger,
+            method=config.method,
+            rounds=config.rounds if config.method == "bootstrap" else 0,
+            seed=config.seed,
+            anchor=config.anchor.key if config.anchor_id else "",
+            anchor_value=config.anchor_value,
+            battles=cells.battles,
+            users=cells.users,
+            simulated_battles=cells.simulated,
+            aggregate_seconds=timings["aggregate"],
+            fit_seconds=timings["fit"],
+            duration_seconds=time.perf_counter() - timings["started"],
+        )
+        overall_rank: dict[int, int] = {}
+        all_rows: list[SnapshotRow] = []
+        for result in results:
+            board = result.board
+            top = board.top_slot or (result.adjusted.top_slot if result.adjusted else None)
+            slice_ = SnapshotSlice.objects.create(
+                snapshot=snapshot,
+                key=result.key,
+                dimension=result.dimension,
+                value=result.value,
+                battles=int(board.total_battles),
+                models_order=list(board.models),
+                matrices={
+                    "win_fraction": _matrix(board.win_fraction),
+                    "battle_count": _matrix(board.battle_count),
+                    "predicted_win_rate": _matrix(board.predicted_win_rate),
+                },
+                top_slot_p=_num(top.p) if top else None,
+                top_slot_lower=_num(top.lower) if top else None,
+                top_slot_upper=_num(top.upper) if top else None,
+            )
+            rows = _rows_for(result, ids, public_ids, config, overall_rank)
+            if result.key == OVERALL:
+                overall_rank = {r.model_id: r.rank for r in rows if r.rank is not None}
+            for row in rows:
+                row.slice = slice_
+            all_rows.extend(rows)
+        SnapshotRow.objects.bulk_create(all_rows, batch_size=2000)
+    return snapshot
+
+
+def recompute(*, trigger: str = "manual") -> Snapshot:
+    """Recompute every slice and publish the snapshot. On failure, record it and re-raise."""
+    started = time.perf_counter()
+    try:
+        config = RatingConfig.current()
+        cells = aggregate()
+        t_agg = time.perf_counter() - started
+        keys = dict(ArenaModel.objects.values_list("id", "key"))
+        results = fit_slices(cells, config, keys)
+        t_fit = time.perf_counter() - started - t_agg
+        snapshot = publish(
+            results=results,
+            cells=cells,
+            config=config,
+            trigger=trigger,
+            timings={"aggregate": t_agg, "fit": t_fit, "started": started},
+        )
+    except Exception as exc:
+        log.exception("Leaderboard recompute failed; the previous snapshot stays published")
+        Snapshot.objects.create(
+            status=Snapshot.Status.FAILED,
+            computed_at=timezone.now(),
+            trigger=trigger,
+            method="",
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            duration_seconds=time.perf_counter() - started,
+        )
+        raise
+    log.info(
+        "Published snapshot %s: %s battles, %.2f s (SQL %.2f s, fit %.2f s)",
+        snapshot.pk,
+        snapshot.battles,
+        snapshot.duration_seconds,
+        snapshot.aggregate_seconds,
+        snapshot.fit_seconds,
+    )
+    snapshot_published(snapshot.pk)
+    return snapshot

@@ -1,0 +1,16 @@
+"""Public pages and the read API of the leaderboard."""
+
+from django.urls import path
+
+from . import api, views
+
+pages = [
+    path("", views.leaderboard, name="leaderboard"),
+    path("models/<path:key>/", views.model_detail, name="model-detail"),
+    path("methodology/", views.methodology, name="methodology"),
+]
+
+api_v1 = [
+    path("leaderboard", api.LeaderboardAPI.as_view(), name="api-leaderboard"),
+    path("categories", api.CategoriesAPI.as_view(), name="api-categories"),
+]

@@ -1,0 +1,53 @@
+"""A real headless Chromium (Debian's package) driven by Playwright, against live_server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not shutil.which(CHROMIUM):
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: install the Debian package 'chromium' (.ci/run does)."
+        )
+    # Playwright's sync API runs an event loop; Django must allow ORM calls from this thread.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.console_errors = []
+    pg.on("console", lambda msg: msg.type == "error" and pg.console_errors.append(msg.text))
+    pg.on("pageerror", lambda exc: pg.console_errors.append(str(exc)))
+    pg.dialogs = []
+
+    def on_dialog(dialog):
+        pg.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    pg.on("dialog", on_dialog)
+    yield pg
+    context.close()

@@ -1,0 +1,145 @@
+"""The recompute pipeline: SQL aggregation, every slice, atomic publication, exclusions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysis.grouping import group_battles
+from analysis.leaderboard import compute_leaderboard
+from ingest.models import Battle, Outcome
+from leaderboard import recompute as recompute_module
+from leaderboard.aggregation import aggregate
+from leaderboard.models import ArenaModel, Snapshot, SnapshotRow, SnapshotSlice, Visibility
+from leaderboard.recompute import public_ranks, recompute
+from leaderboard.selectors import board, categories, published_snapshot_id
+
+
+def test_aggregation_matches_battle_rows(simulated):
+    cells = aggregate()
+    assert cells.battles == Battle.objects.count() == 6000
+    assert cells.simulated == 6000
+    assert cells.users == Battle.objects.values("user_hash").distinct().count()
+    # python counts cell by cell
+    got = {}
+    for a, b, o, c in zip(cells.model_a, cells.model_b, cells.outcome, cells.count, strict=True):
+        got[(a, b, o)] = got.get((a, b, o), 0) + c
+    want = {}
+    engine = {Outcome.A: 0, Outcome.B: 1, Outcome.TIE: 2, Outcome.BOTH_BAD: 2}
+    for a, b, o in Battle.objects.values_list("model_a_id", "model_b_id", "outcome"):
+        key = (a, b, engine[o])
+        want[key] = want.get(key, 0) + 1
+    assert got == want
+
+
+def test_overall_board_equals_engine_on_raw_battles(simulated, fast_config):
+    snap = recompute(trigger="test")
+    rows = list(Battle.objects.values_list("model_a__key", "model_b__key", "outcome"))
+    engine = {0: 0, 1: 1, 2: 2, 3: 2}
+    # same model order as the snapshot, so the seeded bootstrap draws the same resamples
+    order = SnapshotSlice.objects.get(snapshot=snap, key="overall").models_order
+    counts = group_battles(
+        [r[0] for r in rows], [r[1] for r in rows], [engine[r[2]] for r in rows], models=order
+    )
+    expected = compute_leaderboard(counts, rounds=200, seed=0)
+    data = board(snapshot_id=snap.pk)
+    got = {m["model"]: m for m in data["models"]}
+    for i, key in enumerate(expected.models):
+        assert got[key]["rating"] == pytest.approx(expected.rating[i], abs=1e-6)
+        assert got[key]["ci_lower"] == pytest.approx(expected.ci_lower[i], abs=1e-6)
+        assert got[key]["votes"] == expected.votes[i]
+    assert data["snapshot"]["battles"] == 6000
+    assert data["category"]["top_slot"]["p"] == pytest.approx(0.82, abs=0.03)
+
+
+def test_every_slice_is_published(simulated):
+    snap = recompute(trigger="test")
+    keys = {c["key"] for c in categories(snapshot_id=snap.pk)}
+    assert {
+        "overall",
+        "kind:completion",
+        "language:python",
+        "task_type:frontend",
+        "context_bucket:<1k",
+        "natural_language:en",
+    } <= keys
+    python = board(category="language:python", snapshot_id=snap.pk)
+    assert python["category"]["battles"] == Battle.objects.filter(language="python").count()
+    assert all(m["rank_change"] is not None for m in python["models"])
+
+
+def test_small_slices_get_no_board(simulated, fast_config):
+    fast_config.slice_min_battles = 1000
+    fast_config.save()
+    snap = recompute(trigger="test")
+    keys = {c["key"] for c in categories(snapshot_id=snap.pk)}
+    assert "language:python" in keys  # ~2,900 battles
+    assert "language:ruby" not in keys  # ~120 battles
+
+
+def test_only_public_models_are_shown_and_ranked(simulated):
+    hidden = ArenaModel.objects.get(key="deepseek-coder-fim")
+    hidden.visibility = Visibility.PRIVATE
+    hidden.save()
+    snap = recompute(trigger="test")
+    shown = [m["model"] for m in board(snapshot_id=snap.pk)["models"]]
+    assert "deepseek-coder-fim" not in shown and len(shown) == 10
+    assert min(m["rank"] for m in board(snapshot_id=snap.pk)["models"]) == 1
+    # its battles still count for the others: it is in the fit
+    assert SnapshotRow.objects.filter(
+        slice__snapshot=snap, slice__key="overall", model=hidden, public=False
+    ).exists()
+
+
+def test_excluded_battles_do_not_count(simulated):
+    Battle.objects.filter(model_a__key="codestral-2405").update(excluded=True)
+    snap = recompute(trigger="test")
+    codestral = next(
+        m for m in board(snapshot_id=snap.pk)["models"] if m["model"] == "codestral-2405"
+    )
+    assert codestral["votes"] == Battle.objects.filter(model_b__key="codestral-2405").count()
+    assert snap.battles == Battle.objects.filter(excluded=False).count()
+
+
+def test_failed_recompute_keeps_previous_snapshot(simulated, monkeypatch):
+    first = recompute(trigger="test")
+    before = board(snapshot_id=first.pk)
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk full half-way through")
+
+    # fail while the new snapshot's rows are being written, after its slices went in
+    monkeypatch.setattr(recompute_module.SnapshotRow.objects, "bulk_create", explode)
+    with pytest.raises(RuntimeError):
+        recompute(trigger="test")
+    assert published_snapshot_id() == first.pk
+    assert Snapshot.objects.filter(status=Snapshot.Status.PUBLISHED).count() == 1
+    failed = Snapshot.objects.get(status=Snapshot.Status.FAILED)
+    assert "disk full" in failed.error
+    assert SnapshotSlice.objects.filter(snapshot__status=Snapshot.Status.FAILED).count() == 0
+    assert board(snapshot_id=first.pk) == before
+
+
+def test_new_snapshot_replaces_the_published_one(simulated):
+    first = recompute(trigger="test")
+    assert published_snapshot_id() == first.pk
+    Battle.objects.filter(pk__in=Battle.objects.values("pk")[:100]).delete()
+    second = recompute(trigger="test")
+    assert published_snapshot_id() == second.pk
+    assert board()["snapshot"]["battles"] == 5900
+
+
+def test_empty_database_publishes_an_empty_board(fast_config):
+    snap = recompute(trigger="test")
+    data = board(snapshot_id=snap.pk)
+    assert data["models"] == [] and snap.battles == 0
+
+
+def test_public_ranks_upper_bound_rule():
+    lower = np.array([10.0, 5.0, 0.0, -20.0])
+    upper = np.array([20.0, 15.0, 8.0, -10.0])
+    shown = np.array([True, True, True, True])
+    # model 2's upper (8) is below model 0's lower (10): one model surely better
+    assert public_ranks(lower, upper, shown).tolist() == [1, 1, 2, 4]
+    shown[0] = False
+    assert public_ranks(lower, upper, shown).tolist() == [0, 1, 1, 3]
