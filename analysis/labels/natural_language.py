@@ -26,9 +26,9 @@ answer, while still recognising short Spanish, French, German, Portuguese, Russi
 Chinese and Vietnamese comments.
 
 Cost (2-core dev box, lingua 2.1): the detector is built lazily once per process; the
-first detection loads the n-gram models (~3 s, ~400 MB resident for the 24 languages;
+first detection loads the n-gram models (3-4 s, ~400 MB resident for the 25 languages;
 low-accuracy mode would be ~0.15 s and ~40 MB). After that a detection costs ~0.2 ms on
-a short comment and ~0.7 ms on the capped ``MAX_TEXT_CHARS``; extraction scans a window
+a short comment and ~0.5 ms on the capped ``MAX_TEXT_CHARS``; extraction scans a window
 of at most ``PREFIX_WINDOW + SUFFIX_WINDOW`` characters (~0.4 ms for 20 KB). Long-running
 workers can call ``warm_up()`` at start so no battle pays the load.
 """
