@@ -19,6 +19,7 @@ from django.utils import timezone
 from analysis.leaderboard import Leaderboard, compute_leaderboard
 
 from .aggregation import DIMENSIONS, BattleCells, aggregate
+from .events import snapshot_ready
 from .models import ArenaModel, RatingConfig, Snapshot, SnapshotRow, SnapshotSlice, Visibility
 from .selectors import snapshot_published
 
@@ -231,4 +232,5 @@ def recompute(*, trigger: str = "manual") -> Snapshot:
         snapshot.fit_seconds,
     )
     snapshot_published(snapshot.pk)
+    snapshot_ready.send(sender=Snapshot, snapshot_id=snapshot.pk)
     return snapshot
