@@ -1,28 +1,38 @@
-"""Shared fixtures: a small catalogue, API clients, and a clean cache per test."""
+"""Shared fixtures: a small catalogue, API clients, and a clean cache per test.
+
+Django is imported lazily so that `pytest -p no:django tests/analysis` runs the pure
+numeric tests without any Django setup.
+"""
 
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
-from rest_framework.test import APIClient
-
-from ingest.services import issue_api_key
-from leaderboard.selectors import clear_catalogue_cache
-from tests.factories import ArenaModelFactory
 
 MODEL_KEYS = ["gpt-4o-2024-08-06", "codestral-2405", "deepseek-coder-fim", "gemini-1.5-flash-002"]
 
 
+def _django(request) -> bool:
+    return request.config.pluginmanager.hasplugin("django")
+
+
 @pytest.fixture(autouse=True)
-def _no_vote_triggered_recompute(settings):
+def _no_vote_triggered_recompute(request):
     # Pipeline tests switch this back on; elsewhere votes must not enqueue recomputes.
-    settings.RECOMPUTE_ON_VOTES = False
+    if _django(request):
+        request.getfixturevalue("settings").RECOMPUTE_ON_VOTES = False
 
 
 @pytest.fixture(autouse=True)
-def _clean_cache():
-    # Throttle counters and cached pages live in the cache; tests must not see each other's.
-    # The catalogue cache is per process and does not see test transactions roll back.
+def _clean_cache(request):
+    if not _django(request):
+        yield
+        return
+    from django.core.cache import cache
+
+    from leaderboard.selectors import clear_catalogue_cache
+
+    # Throttle counters and cached boards live in the cache, and the catalogue cache is per
+    # process and does not see test transactions roll back: no test may see another's.
     cache.clear()
     clear_catalogue_cache()
     yield
@@ -32,22 +42,30 @@ def _clean_cache():
 
 @pytest.fixture
 def models(db):
+    from tests.factories import ArenaModelFactory
+
     return {key: ArenaModelFactory(key=key) for key in MODEL_KEYS}
 
 
 @pytest.fixture
 def api():
+    from rest_framework.test import APIClient
+
     return APIClient()
 
 
 @pytest.fixture
 def api_key(db):
+    from ingest.services import issue_api_key
+
     _client, key = issue_api_key(name="test client")
     return key
 
 
 @pytest.fixture
 def keyed_api(api_key):
+    from rest_framework.test import APIClient
+
     c = APIClient()
     c.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
     return c
