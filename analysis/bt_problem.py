@@ -17,11 +17,15 @@ Arrays are (items, rounds): parameters (D, R), pair statistics (P, R), categorie
 
 Models outside the Ford core (see ``comparison_graph``) each get one virtual tie against the
 average core model (a penalty row ``e_f - mean(core)``); the position-aware model gives
-``gamma`` one virtual tie against 0. The likelihood is invariant to adding a constant to every
+``gamma`` a tie worth 1e-6 of the battles against 0: it keeps gamma finite when the data say
+"the top slot always wins" (or always loses), moves it by ~1e-6 otherwise, and scales with the
+data so that multiplying every count by the same factor leaves the fit unchanged. The likelihood is invariant to adding a constant to every
 ``theta``; solvers keep the sum of ``theta`` where it starts (the gradient sums to zero).
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 from scipy.sparse import coo_matrix, csr_matrix
@@ -29,7 +33,9 @@ from scipy.special import expit, log_expit
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 
-__all__ = ["BTProblem", "SolveResult"]
+__all__ = ["GAMMA_PRIOR_WEIGHT", "BTProblem", "SolveResult"]
+
+GAMMA_PRIOR_WEIGHT = 1e-6  # virtual battles per real battle behind the top-slot tie
 
 _Y = np.array([1.0, 0.5, 0.0])  # result codes 0 = first wins, 1 = tie, 2 = second wins
 
@@ -126,20 +132,32 @@ class BTProblem:
             shape=(self.d * self.d, p),
         ).tocsr()
 
-        core_local = np.asarray(core, dtype=bool)[self.fitted]
+        self.null = np.zeros(self.d)
+        self.null[:k] = 1.0
+        self._set_core(np.asarray(core, dtype=bool)[self.fitted])
+
+    def _set_core(self, core_local: np.ndarray) -> None:
+        """Virtual-tie rows: one per model outside the core, plus a light one for gamma."""
+        k = self.k
         self.core_local = core_local
         self.penalised = np.flatnonzero(~core_local)
         weights = core_local if core_local.any() else np.ones(k, dtype=bool)
         omega = weights / weights.sum() if k else np.zeros(0)
         pen = np.zeros((len(self.penalised) + int(self.has_gamma), self.d))
-        for r, f in enumerate(self.penalised):
-            pen[r, :k] = -omega
-            pen[r, f] += 1.0
+        pen[np.arange(len(self.penalised)), :k] = -omega
+        pen[np.arange(len(self.penalised)), self.penalised] += 1.0
+        pen_w = np.ones(len(pen))
         if self.has_gamma:
             pen[-1, k] = 1.0
+            pen_w[-1] = GAMMA_PRIOR_WEIGHT * max(self.total, 1)
         self.pen = pen
-        self.null = np.zeros(self.d)
-        self.null[:k] = 1.0
+        self.pen_w = pen_w
+
+    def with_core(self, core_local: np.ndarray) -> BTProblem:
+        """The same data with another core (hence other virtual-tie rows)."""
+        clone = copy.copy(self)
+        clone._set_core(np.asarray(core_local, dtype=bool))
+        return clone
 
     # ----------------------------------------------------------------- statistics
     def pair_stats(self, cat_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +182,7 @@ class BTProblem:
         ll = (s * log_expit(lg) + (n - s) * log_expit(-lg)).sum(axis=0)
         if len(self.pen):
             lp = self.pen @ theta
-            ll += 0.5 * (log_expit(lp) + log_expit(-lp)).sum(axis=0)
+            ll += (0.5 * self.pen_w[:, None] * (log_expit(lp) + log_expit(-lp))).sum(axis=0)
         return ll
 
     def prob_first(self, theta: np.ndarray) -> np.ndarray:
@@ -185,7 +203,7 @@ class BTProblem:
         np.subtract(s, r, out=r)
         g = np.asarray(self._at @ r)
         if len(self.pen):
-            g += self.pen.T @ (0.5 - expit(self.pen @ theta))
+            g += self.pen.T @ (self.pen_w[:, None] * (0.5 - expit(self.pen @ theta)))
         return g
 
     def hessian(self, theta: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -195,7 +213,8 @@ class BTProblem:
         h = h.reshape(self.d, self.d, -1).transpose(2, 0, 1).copy()
         if len(self.pen):
             pp = expit(self.pen @ theta)
-            h += np.einsum("fd,fr,fe->rde", self.pen, pp * (1.0 - pp), self.pen)
+            v = self.pen_w[:, None] * pp * (1.0 - pp)
+            h += np.einsum("fd,fr,fe->rde", self.pen, v, self.pen)
         return h
 
     def meat(self, theta: np.ndarray) -> np.ndarray:

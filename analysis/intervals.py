@@ -208,25 +208,6 @@ def _largest_part(
     return core
 
 
-def _with_core(prob: BTProblem, core_local: np.ndarray) -> BTProblem:
-    """The same problem with another core (hence other virtual-tie rows)."""
-    clone = object.__new__(BTProblem)
-    clone.__dict__.update(prob.__dict__)
-    k = prob.k
-    clone.core_local = core_local
-    clone.penalised = np.flatnonzero(~core_local)
-    weights = core_local if core_local.any() else np.ones(k, dtype=bool)
-    omega = weights / weights.sum()
-    pen = np.zeros((len(clone.penalised) + int(prob.has_gamma), prob.d))
-    for r, f in enumerate(clone.penalised):
-        pen[r, :k] = -omega
-        pen[r, f] += 1.0
-    if prob.has_gamma:
-        pen[-1, k] = 1.0
-    clone.pen = pen
-    return clone
-
-
 def _rows_to_categories(prob: BTProblem, draws: np.ndarray) -> np.ndarray:
     """(rounds, rows) redraws of the counts' rows -> (M, rounds) category counts."""
     draws = np.asarray(draws)
@@ -333,7 +314,7 @@ def _run_rounds(
             groups.setdefault(np.packbits(cores[r]).tobytes(), []).append(int(r))
         for members in groups.values():
             idx = np.array(members)
-            variant = _with_core(prob, cores[idx[0]])
+            variant = prob.with_core(cores[idx[0]])
             nb = variant.newton(theta[:, idx], n[:, idx], s[:, idx], gtol=gtol)
             theta[:, idx] = nb.theta
             diag["other_core_rounds"] += len(idx)
