@@ -1,0 +1,84 @@
+"""The exact fast multinomial sampler behind the bootstrap (analysis.resample)."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom, chi2, multinomial
+
+from analysis.resample import MultinomialSampler, multinomial_counts
+
+
+def _chi2_pvalue(observed: np.ndarray, expected: np.ndarray) -> float:
+    keep = expected >= 5  # pool the thin tail cells into one
+    obs = np.append(observed[keep], observed[~keep].sum())
+    exp = np.append(expected[keep], expected[~keep].sum())
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    stat = float(((obs - exp) ** 2 / exp).sum())
+    return float(chi2.sf(stat, len(obs) - 1))
+
+
+def test_every_round_has_exactly_n_battles_and_is_reproducible():
+    counts = np.array([70, 3, 0, 250, 1, 18, 900])
+    x = multinomial_counts(counts, 500, np.random.default_rng(7))
+    assert x.shape == (500, 7) and x.dtype == np.int64
+    assert np.all(x.sum(axis=1) == counts.sum())
+    assert np.all(x[:, 2] == 0)  # a cell that never happened is never drawn
+    assert np.array_equal(x, multinomial_counts(counts, 500, np.random.default_rng(7)))
+    assert not np.array_equal(x, multinomial_counts(counts, 500, np.random.default_rng(8)))
+
+
+def test_poisson_path_marginals_are_exactly_binomial():
+    counts = np.array([5, 40, 355])  # N = 400 > M: thinned Poisson + top-up path
+    assert not MultinomialSampler(counts).direct
+    rounds = 100_000
+    x = multinomial_counts(counts, rounds, np.random.default_rng(1))
+    n = counts.sum()
+    for cell in range(2):
+        k = np.arange(n + 1)
+        expected = rounds * binom.pmf(k, n, counts[cell] / n)
+        observed = np.bincount(x[:, cell], minlength=n + 1)
+        assert _chi2_pvalue(observed, expected) > 1e-3
+
+
+def test_direct_path_joint_distribution_is_multinomial():
+    counts = np.array([1, 1, 2])
+    sampler = MultinomialSampler(counts)
+    assert sampler.direct
+    rounds = 60_000
+    x = sampler.draw(rounds, np.random.default_rng(2))
+    n = int(counts.sum())
+    outcomes = [c for c in itertools.product(range(n + 1), repeat=3) if sum(c) == n]
+    index = {c: i for i, c in enumerate(outcomes)}
+    observed = np.bincount([index[tuple(r)] for r in x.tolist()], minlength=len(outcomes))
+    expected = rounds * np.array([multinomial.pmf(c, n, counts / n) for c in outcomes])
+    assert _chi2_pvalue(observed, expected) > 1e-3
+
+
+@pytest.mark.parametrize("n_battles", [2_000, 200_000])
+def test_moments_match_the_multinomial(n_battles):
+    rng = np.random.default_rng(3)
+    counts = rng.multinomial(n_battles, rng.dirichlet(np.ones(300)))
+    rounds = 4000
+    x = multinomial_counts(counts, rounds, rng).astype(float)
+    n = counts.sum()
+    p = counts / n
+    var = n * p * (1 - p)
+    z_mean = (x.mean(axis=0) - counts)[var > 0] / np.sqrt(var[var > 0] / rounds)
+    assert np.max(np.abs(z_mean)) < 5.0
+    ratio = x.var(axis=0, ddof=1)[var > 0] / var[var > 0]
+    assert abs(np.mean(ratio) - 1.0) < 0.02
+    # the cells are negatively correlated (fixed total): half of the cells together vary as
+    # Binomial(N, q), i.e. N q (1 - q), not N q as independent Poisson cells would
+    half = x[:, ::2].sum(axis=1)
+    q = p[::2].sum()
+    assert math.isclose(half.var(ddof=1), n * q * (1 - q), rel_tol=0.1)
+
+
+def test_zero_rounds_and_zero_battles():
+    assert multinomial_counts(np.array([3, 4]), 0, np.random.default_rng(0)).shape == (0, 2)
+    assert np.all(multinomial_counts(np.zeros(3, dtype=int), 4, np.random.default_rng(0)) == 0)
+    with pytest.raises(ValueError):
+        MultinomialSampler(np.array([1, -1]))
