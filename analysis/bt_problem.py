@@ -91,25 +91,33 @@ class BTProblem:
             code = np.where(o == OUTCOME_TIE, 1, np.where((o == OUTCOME_A) == first_on_top, 0, 2))
         assert np.all((o == OUTCOME_A) | (o == OUTCOME_B) | (o == OUTCOME_TIE))
         cat_key = (first * k + second) * 3 + code
-        ucat, inverse = np.unique(cat_key, return_inverse=True)
+        if 3 * k * k <= max(1 << 16, 8 * len(cat_key)):
+            present = np.bincount(cat_key, minlength=3 * k * k) > 0
+            ucat = np.flatnonzero(present)
+            inverse = (np.cumsum(present) - 1)[cat_key]
+        else:
+            ucat, inverse = np.unique(cat_key, return_inverse=True)
         self.row_category = np.full(len(counts.count), -1, dtype=np.int64)
         self.row_category[keep] = inverse
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
         self.cat_code = ucat % 3
         self.cat_y = _Y[self.cat_code]
-        upair, self.pair_start, self.cat_pair = np.unique(
-            ucat // 3, return_index=True, return_inverse=True
-        )
+        pair_key = ucat // 3  # sorted
+        new_pair = np.ones(len(pair_key), dtype=bool)
+        new_pair[1:] = pair_key[1:] != pair_key[:-1]
+        self.pair_start = np.flatnonzero(new_pair)
+        self.cat_pair = np.cumsum(new_pair) - 1
+        upair = pair_key[self.pair_start]
         self.pi = upair // k if k else upair
         self.pj = upair % k if k else upair
         self.n_pairs = len(upair)
         self.n_categories = len(ucat)
         self.total = int(self.cat_count.sum())
 
-        p = self.n_pairs
-        cats = np.arange(self.n_categories)
-        self._sum_n = csr_matrix((np.ones(len(cats)), (self.cat_pair, cats)), shape=(p, len(cats)))
-        self._sum_s = csr_matrix((self.cat_y, (self.cat_pair, cats)), shape=(p, len(cats)))
+        p, m = self.n_pairs, self.n_categories
+        indptr = np.append(self.pair_start, m)
+        self._sum_n = csr_matrix((np.ones(m), np.arange(m), indptr), shape=(p, m))
+        self._sum_s = csr_matrix((self.cat_y, np.arange(m), indptr), shape=(p, m))
         cols = np.arange(p)
         rows = [self.pi, self.pj]
         vals = [np.ones(p), -np.ones(p)]

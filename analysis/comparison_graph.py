@@ -166,7 +166,9 @@ def analyse_graph(counts: GroupedCounts) -> GraphStructure:
     status = np.full(k, STATUS_NO_BATTLES, dtype=object)
     status[votes > 0] = STATUS_DISCONNECTED
     status[main] = STATUS_UNBOUNDED
-    if core.any():
+    if core.any() and np.array_equal(core, main):
+        status[core] = STATUS_OK  # Ford's condition: nothing is unbounded
+    elif core.any():
         beats = _graph(k, src, dst)
         below = _reachable(k, beats, np.flatnonzero(core))  # the core beats them (transitively)
         above = _reachable(k, beats.T.tocsr(), np.flatnonzero(core))  # they beat the core

@@ -142,7 +142,7 @@ class _CoreCheck:
         first, second, has = np.zeros(n_w, np.int64), np.zeros(n_w, np.int64), np.zeros(n_w, bool)
         if n_w == 0:
             return first, second, has
-        support = np.zeros((k, k))
+        support = np.zeros((k, k), dtype=np.float32)
         support[self.src, self.dst] = np.asarray(self.map @ prob.cat_count.astype(float))
         edge_id = np.full((k, k), -1, dtype=np.int64)
         edge_id[self.src, self.dst] = np.arange(len(self.src))
@@ -151,7 +151,8 @@ class _CoreCheck:
         for lo in range(0, n_w, block):
             e = self.watched[lo : lo + block]
             u, v = self.src[e], self.dst[e]
-            score = np.minimum(support[u], support_t[v])
+            score = support[u]
+            np.minimum(score, support_t[v], out=score)
             w = score.argmax(axis=1)
             ok = score[np.arange(len(e)), w] > 0
             first[lo : lo + block] = np.where(ok, edge_id[u, w], 0)
