@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "leaderboard",
     "ingest",
+    "moderation",
 ]
 
 MIDDLEWARE = [
@@ -210,7 +211,24 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(RECOMPUTE_INTERVAL_SECONDS),
         "kwargs": {"trigger": "beat"},
     },
+    "detect-anomalies": {
+        "task": "moderation.tasks.detect_anomalies",
+        "schedule": float(env.int("ANOMALY_INTERVAL_SECONDS", default=3600)),
+    },
 }
+
+# Anomaly reports (moderation/anomalies.py documents each rule). Nothing is excluded
+# automatically unless ANOMALY_AUTO_EXCLUDE is on.
+ANOMALY_WINDOW_DAYS = env.int("ANOMALY_WINDOW_DAYS", default=30)
+ANOMALY_DAILY_CAP = env.int("ANOMALY_DAILY_CAP", default=200)
+ANOMALY_TOP_SLOT_MIN_VOTES = env.int("ANOMALY_TOP_SLOT_MIN_VOTES", default=20)
+ANOMALY_TOP_SLOT_SHARE = env.float("ANOMALY_TOP_SLOT_SHARE", default=0.95)
+ANOMALY_OUTLIER_MIN_VOTES = env.int("ANOMALY_OUTLIER_MIN_VOTES", default=5)
+ANOMALY_OUTLIER_THRESHOLD = env.float("ANOMALY_OUTLIER_THRESHOLD", default=20.0)
+ANOMALY_IP_BURST_VOTES = env.int("ANOMALY_IP_BURST_VOTES", default=60)
+ANOMALY_MIN_VOTE_GAP_SECONDS = env.float("ANOMALY_MIN_VOTE_GAP_SECONDS", default=2.0)
+ANOMALY_MIN_LATENCY_MS = env.float("ANOMALY_MIN_LATENCY_MS", default=20.0)
+ANOMALY_AUTO_EXCLUDE = env.bool("ANOMALY_AUTO_EXCLUDE", default=False)
 
 LOGGING = {
     "version": 1,

@@ -105,6 +105,7 @@ class Battle(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["source"], name="battle_source_idx")]
+        permissions = [("moderate_battle", "Can exclude and restore battles")]
 
     def __str__(self) -> str:
         return f"{self.pair_id}: {self.model_a_id} vs {self.model_b_id} → {self.outcome}"

@@ -15,6 +15,8 @@ from django.db import connection
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from ingest.models import Battle, Outcome
 
+from .selectors import merge_targets
+
 # Slice dimensions: battle column -> label shown on the pages.
 DIMENSIONS: dict[str, str] = {
     "kind": "Completion vs edit",
@@ -94,12 +96,21 @@ def aggregate() -> BattleCells:
     outcome_map = np.zeros(max(_ENGINE_OUTCOME) + 1, dtype=np.int64)
     for ours, engine in _ENGINE_OUTCOME.items():
         outcome_map[ours] = engine
+    # Merged keys count for their target model; a battle between the two becomes a
+    # self-battle and carries no information, so it is dropped.
+    target = merge_targets()
+    remap = np.vectorize(lambda pk: target.get(pk, pk), otypes=[np.int64])
+    a = np.array(cols[0], dtype=np.int64)
+    b = np.array(cols[1], dtype=np.int64)
+    if len(a):
+        a, b = remap(a), remap(b)
+    keep = a != b
     return BattleCells(
-        model_a=np.array(cols[0], dtype=np.int64),
-        model_b=np.array(cols[1], dtype=np.int64),
-        outcome=outcome_map[np.array(cols[2], dtype=np.int64)],
-        count=np.array(cols[-1], dtype=np.int64),
-        dims={d: np.array(cols[3 + i], dtype=object) for i, d in enumerate(dims)},
+        model_a=a[keep],
+        model_b=b[keep],
+        outcome=outcome_map[np.array(cols[2], dtype=np.int64)][keep],
+        count=np.array(cols[-1], dtype=np.int64)[keep],
+        dims={d: np.array(cols[3 + i], dtype=object)[keep] for i, d in enumerate(dims)},
         users=int(users or 0),
         simulated=int(simulated or 0),
     )

@@ -36,12 +36,18 @@ class ArenaModel(models.Model):
         max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC, db_index=True
     )
     description = models.TextField(blank=True)
+    # A duplicate key merged into another model: its battles count for that model from the
+    # next recompute, and new votes naming this key are stored against it. Reversible.
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_keys"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["key"]
         verbose_name = "model"
+        permissions = [("merge_arenamodel", "Can merge a model into another as an alias")]
 
     def __str__(self) -> str:
         return self.key
@@ -102,6 +108,7 @@ class Snapshot(models.Model):
     class Meta:
         ordering = ["-id"]
         get_latest_by = "id"
+        permissions = [("recompute_snapshot", "Can start a recompute of the leaderboard")]
 
     def __str__(self) -> str:
         return f"snapshot {self.pk} ({self.status}, {self.computed_at:%Y-%m-%d %H:%M})"

@@ -28,14 +28,31 @@ def clear_catalogue_cache() -> None:
     _cache = None
 
 
+def merge_targets() -> dict[int, int]:
+    """Model id -> the id its votes count for (itself unless merged, chains followed)."""
+    parent = dict(ArenaModel.objects.values_list("id", "merged_into_id"))
+    resolved: dict[int, int] = {}
+    for pk in parent:
+        seen, cur = {pk}, pk
+        while parent.get(cur) is not None and parent[cur] not in seen:
+            cur = parent[cur]
+            seen.add(cur)
+        resolved[pk] = cur
+    return resolved
+
+
 def _load() -> dict[str, CatalogueEntry]:
-    entries: dict[str, CatalogueEntry] = {}
-    for pk, key, visibility in ArenaModel.objects.values_list("id", "key", "visibility"):
-        entries[key] = CatalogueEntry(pk, key, visibility)
-    for alias, pk, key, visibility in ModelAlias.objects.values_list(
-        "key", "model_id", "model__key", "model__visibility"
-    ):
-        entries[alias] = CatalogueEntry(pk, key, visibility)
+    models = {pk: (key, vis) for pk, key, vis in ArenaModel.objects.values_list("id", "key", "visibility")}
+    target = merge_targets()
+
+    def entry(pk: int) -> CatalogueEntry:
+        final = target.get(pk, pk)
+        key, visibility = models[final]
+        return CatalogueEntry(final, key, visibility)
+
+    entries = {key: entry(pk) for pk, (key, _) in models.items()}
+    for alias, pk in ModelAlias.objects.values_list("key", "model_id"):
+        entries[alias] = entry(pk)
     return entries
 
 

@@ -1,0 +1,1 @@
+"""Moderation: excluding and restoring votes, merging models, anomaly reports, the audit log."""

@@ -1,0 +1,218 @@
+"""Anomaly rules over recent battles. Each rule returns findings; the task files them as reports.
+
+Rules (thresholds are settings, see arena_site/settings.py `ANOMALY_*`):
+- daily_cap: a user cast more than ANOMALY_DAILY_CAP votes on one UTC day.
+- top_slot: a user picked the top completion in at least ANOMALY_TOP_SLOT_SHARE of at
+  least ANOMALY_TOP_SLOT_MIN_VOTES completion votes (honest users pick it about 82% of
+  the time, so this flags, it does not convict).
+- outlier: the Chatbot Arena test (analysis/outliers.py): product of 1/(2p) over a user's
+  votes above ANOMALY_OUTLIER_THRESHOLD with at least ANOMALY_OUTLIER_MIN_VOTES votes.
+- ip_burst: more than ANOMALY_IP_BURST_VOTES votes from one (pseudonymised) IP within one
+  clock minute.
+- inhuman_pace: a user with at least 10 votes whose median gap between votes is under
+  ANOMALY_MIN_VOTE_GAP_SECONDS.
+- implausible_latency: a user whose votes report completion latencies under
+  ANOMALY_MIN_LATENCY_MS (no model answers that fast; the client is likely scripted).
+Only non-excluded battles of the last ANOMALY_WINDOW_DAYS are examined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Count, Q
+from django.db.models.functions import TruncDate, TruncMinute
+from django.utils import timezone
+
+from analysis.outliers import outlier_scores
+from ingest.models import Battle, BattleKind, Outcome
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    subject_kind: str
+    subject: str
+    battles: int
+    detail: dict = field(default_factory=dict)
+
+
+def recent_battles():
+    since = timezone.now() - timedelta(days=settings.ANOMALY_WINDOW_DAYS)
+    return Battle.objects.filter(excluded=False, received_at__gte=since)
+
+
+def daily_cap() -> list[Finding]:
+    rows = (
+        recent_battles()
+        .annotate(day=TruncDate("received_at"))
+        .values("user_hash", "day")
+        .annotate(n=Count("id"))
+        .filter(n__gt=settings.ANOMALY_DAILY_CAP)
+    )
+    worst: dict[str, tuple[int, str]] = {}
+    for r in rows:
+        if r["n"] > worst.get(r["user_hash"], (0, ""))[0]:
+            worst[r["user_hash"]] = (r["n"], r["day"].isoformat())
+    return [
+        Finding(
+            "daily_cap", "user", u, n, {"votes": n, "day": day, "cap": settings.ANOMALY_DAILY_CAP}
+        )
+        for u, (n, day) in worst.items()
+    ]
+
+
+def top_slot() -> list[Finding]:
+    rows = (
+        recent_battles()
+        .filter(kind=BattleKind.COMPLETION)
+        .values("user_hash")
+        .annotate(n=Count("id"), top=Count("id", filter=Q(outcome=Outcome.A)))
+        .filter(n__gte=settings.ANOMALY_TOP_SLOT_MIN_VOTES)
+    )
+    return [
+        Finding(
+            "top_slot",
+            "user",
+            r["user_hash"],
+            r["n"],
+            {"votes": r["n"], "top_share": round(r["top"] / r["n"], 4)},
+        )
+        for r in rows
+        if r["top"] / r["n"] >= settings.ANOMALY_TOP_SLOT_SHARE
+    ]
+
+
+def outliers() -> list[Finding]:
+    rows = list(
+        recent_battles()
+        .values_list("user_hash", "model_a_id", "model_b_id", "outcome")
+        .annotate(n=Count("id"))
+    )
+    if not rows:
+        return []
+    users = sorted({r[0] for r in rows})
+    uidx = {u: i for i, u in enumerate(users)}
+    a = np.array([r[1] for r in rows])
+    b = np.array([r[2] for r in rows])
+    o = np.array([r[3] for r in rows])
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    pair = lo * (int(hi.max()) + 1) + hi
+    winner = np.where(o == Outcome.A, a, np.where(o == Outcome.B, b, -1))
+    choice = np.where(winner == -1, 2, np.where(winner == lo, 0, 1))
+    s = outlier_scores(
+        np.array([uidx[r[0]] for r in rows]), pair, choice, np.array([r[4] for r in rows])
+    )
+    flagged = s.flagged(
+        min_votes=settings.ANOMALY_OUTLIER_MIN_VOTES, threshold=settings.ANOMALY_OUTLIER_THRESHOLD
+    )
+    return [
+        Finding(
+            "outlier",
+            "user",
+            users[int(s.user[i])],
+            int(s.votes[i]),
+            {
+                "votes": int(s.votes[i]),
+                "score": round(float(np.exp(min(s.log_score[i], 700))), 2),
+                "threshold": settings.ANOMALY_OUTLIER_THRESHOLD,
+            },
+        )
+        for i in np.flatnonzero(flagged)
+    ]
+
+
+def ip_bursts() -> list[Finding]:
+    rows = (
+        recent_battles()
+        .exclude(ip_hash="")
+        .annotate(minute=TruncMinute("received_at"))
+        .values("ip_hash", "minute")
+        .annotate(n=Count("id"))
+        .filter(n__gt=settings.ANOMALY_IP_BURST_VOTES)
+        .order_by("ip_hash", "-n")
+    )
+    found: dict[str, Finding] = {}
+    for r in rows:
+        if r["ip_hash"] in found:
+            continue
+        start = r["minute"]
+        found[r["ip_hash"]] = Finding(
+            "ip_burst",
+            "ip",
+            r["ip_hash"],
+            r["n"],
+            {
+                "votes": r["n"],
+                "window": [start.isoformat(), (start + timedelta(minutes=1)).isoformat()],
+                "limit_per_minute": settings.ANOMALY_IP_BURST_VOTES,
+            },
+        )
+    return list(found.values())
+
+
+def inhuman_pace(min_votes: int = 10) -> list[Finding]:
+    busy = (
+        recent_battles()
+        .values("user_hash")
+        .annotate(n=Count("id"))
+        .filter(n__gte=min_votes)
+        .values_list("user_hash", flat=True)
+    )
+    rows = recent_battles().filter(user_hash__in=busy).order_by("user_hash", "received_at")
+    findings = []
+    current, times = None, []
+
+    def close(user, stamps):
+        if len(stamps) >= min_votes:
+            gap = float(np.median(np.diff(np.array(stamps))))
+            if gap < settings.ANOMALY_MIN_VOTE_GAP_SECONDS:
+                findings.append(
+                    Finding(
+                        "inhuman_pace",
+                        "user",
+                        user,
+                        len(stamps),
+                        {"votes": len(stamps), "median_gap_seconds": round(gap, 3)},
+                    )
+                )
+
+    for user, at in rows.values_list("user_hash", "received_at").iterator(chunk_size=5000):
+        if user != current:
+            if current is not None:
+                close(current, times)
+            current, times = user, []
+        times.append(at.timestamp())
+    if current is not None:
+        close(current, times)
+    return findings
+
+
+def implausible_latency() -> list[Finding]:
+    limit = settings.ANOMALY_MIN_LATENCY_MS
+    rows = (
+        recent_battles()
+        .filter(Q(latency_a_ms__lt=limit) | Q(latency_b_ms__lt=limit))
+        .values("user_hash")
+        .annotate(n=Count("id"))
+    )
+    return [
+        Finding(
+            "implausible_latency",
+            "user",
+            r["user_hash"],
+            r["n"],
+            {"votes": r["n"], "below_ms": limit},
+        )
+        for r in rows
+    ]
+
+
+RULES = (daily_cap, top_slot, outliers, ip_bursts, inhuman_pace, implausible_latency)
+
+
+def find_all() -> list[Finding]:
+    return [finding for rule in RULES for finding in rule()]

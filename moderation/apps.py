@@ -1,0 +1,8 @@
+"""App config for moderation."""
+
+from django.apps import AppConfig
+
+
+class ModerationConfig(AppConfig):
+    name = "moderation"
+    verbose_name = "Moderation"

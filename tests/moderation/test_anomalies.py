@@ -1,0 +1,166 @@
+"""Each anomaly rule on crafted data; reports are filed once and nothing is auto-excluded."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from ingest.models import Battle, BattleKind, Outcome
+from moderation import anomalies
+from moderation.models import AnomalyReport, AuditEntry
+from moderation.services import resolve_report
+from moderation.tasks import file_reports
+from tests.factories import ArenaModelFactory, BattleFactory
+
+HONEST = "a" * 64
+SUSPECT = "b" * 64
+
+
+@pytest.fixture
+def trio(db):
+    return [ArenaModelFactory(key=k) for k in ("m-one", "m-two", "m-three")]
+
+
+def battles(n, *, user, models, outcome=Outcome.A, start=None, gap=timedelta(minutes=5), **kw):
+    start = start or timezone.now() - timedelta(days=1)
+    out = []
+    for i in range(n):
+        a, b = models[i % 3], models[(i + 1) % 3]
+        out.append(
+            BattleFactory.build(
+                user_hash=user,
+                model_a=a,
+                model_b=b,
+                outcome=outcome,
+                received_at=start + i * gap,
+                **kw,
+            )
+        )
+    Battle.objects.bulk_create(out)
+
+
+def subjects(findings, rule):
+    return {f.subject for f in findings if f.rule == rule}
+
+
+def test_daily_cap(trio, settings):
+    settings.ANOMALY_DAILY_CAP = 30
+    battles(31, user=SUSPECT, models=trio, gap=timedelta(seconds=60))
+    battles(30, user=HONEST, models=trio, gap=timedelta(seconds=60))
+    assert subjects(anomalies.daily_cap(), "daily_cap") == {SUSPECT}
+
+
+def test_top_slot(trio):
+    battles(19, user=SUSPECT, models=trio, outcome=Outcome.A)
+    battles(
+        1, user=SUSPECT, models=trio, outcome=Outcome.B, start=timezone.now() - timedelta(hours=2)
+    )
+    battles(20, user=HONEST, models=trio, outcome=Outcome.A)
+    battles(
+        2, user=HONEST, models=trio, outcome=Outcome.B, start=timezone.now() - timedelta(hours=2)
+    )
+    found = anomalies.top_slot()
+    assert subjects(found, "top_slot") == {SUSPECT}  # 19/20 = 95%; honest 20/22 = 91%
+    assert next(f for f in found if f.subject == SUSPECT).detail["top_share"] == 0.95
+    battles(15, user="c" * 64, models=trio, outcome=Outcome.A)  # all top, but fewer than 20 votes
+    assert "c" * 64 not in subjects(anomalies.top_slot(), "top_slot")
+
+
+def test_outlier_test_flags_the_contrarian(trio):
+    one, two, three = trio
+    crowd = []
+    for u in range(40):  # everyone: one beats two, two beats three
+        crowd += [
+            BattleFactory.build(user_hash=f"{u:064x}", model_a=one, model_b=two, outcome=Outcome.A),
+            BattleFactory.build(
+                user_hash=f"{u:064x}", model_a=two, model_b=three, outcome=Outcome.A
+            ),
+        ]
+    contrarian = [
+        BattleFactory.build(user_hash=SUSPECT, model_a=one, model_b=two, outcome=Outcome.B)
+        for _ in range(3)
+    ]
+    contrarian += [
+        BattleFactory.build(user_hash=SUSPECT, model_a=two, model_b=three, outcome=Outcome.B)
+        for _ in range(3)
+    ]
+    Battle.objects.bulk_create(crowd + contrarian)
+    found = anomalies.outliers()
+    assert subjects(found, "outlier") == {SUSPECT}
+    assert next(f for f in found if f.subject == SUSPECT).detail["score"] > 20
+
+
+def test_ip_burst(trio, settings):
+    settings.ANOMALY_IP_BURST_VOTES = 10
+    minute = timezone.now().replace(second=0, microsecond=0) - timedelta(hours=1)
+    battles(
+        11,
+        user=SUSPECT,
+        models=trio,
+        start=minute,
+        gap=timedelta(seconds=2),
+        ip_hash="ffff0000ffff0000",
+    )
+    battles(
+        10,
+        user=HONEST,
+        models=trio,
+        start=minute,
+        gap=timedelta(seconds=2),
+        ip_hash="1111222233334444",
+    )
+    assert subjects(anomalies.ip_bursts(), "ip_burst") == {"ffff0000ffff0000"}
+
+
+def test_inhuman_pace(trio):
+    battles(12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=700))
+    battles(12, user=HONEST, models=trio, gap=timedelta(seconds=40))
+    assert subjects(anomalies.inhuman_pace(), "inhuman_pace") == {SUSPECT}
+
+
+def test_implausible_latency(trio):
+    battles(3, user=SUSPECT, models=trio, latency_a_ms=3.0, latency_b_ms=900.0)
+    battles(3, user=HONEST, models=trio, latency_a_ms=450.0, latency_b_ms=900.0)
+    assert subjects(anomalies.implausible_latency(), "implausible_latency") == {SUSPECT}
+
+
+def test_old_and_excluded_battles_are_ignored(trio, settings):
+    settings.ANOMALY_DAILY_CAP = 5
+    battles(
+        10,
+        user=SUSPECT,
+        models=trio,
+        start=timezone.now() - timedelta(days=60),
+        gap=timedelta(seconds=30),
+    )
+    battles(10, user=HONEST, models=trio, gap=timedelta(seconds=30), excluded=True)
+    assert anomalies.daily_cap() == []
+
+
+def test_reports_are_filed_once_and_not_acted_on(trio, settings, moderator):
+    battles(
+        12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=500), kind=BattleKind.COMPLETION
+    )
+    assert file_reports()["created"] >= 1
+    assert file_reports()["created"] == 0  # refreshed, not duplicated
+    report = AnomalyReport.objects.get(rule="inhuman_pace")
+    assert report.status == "open"
+    assert not Battle.objects.filter(excluded=True).exists()  # nothing automatic by default
+    assert (
+        resolve_report(report=report, exclude=True, reason="scripted client", actor=moderator) == 12
+    )
+    report.refresh_from_db()
+    assert report.status == "excluded" and report.resolved_by == moderator
+    assert AuditEntry.objects.filter(
+        action="exclude battles", reason="scripted client", affected=12
+    ).exists()
+
+
+def test_auto_exclude_setting(trio, settings):
+    settings.ANOMALY_AUTO_EXCLUDE = True
+    battles(12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=500))
+    file_reports()
+    assert Battle.objects.filter(user_hash=SUSPECT, excluded=True).count() == 12
+    assert AuditEntry.objects.filter(actor_name="system").exists()
