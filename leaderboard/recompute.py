@@ -11,8 +11,10 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -195,6 +197,23 @@ def publish(
     return snapshot
 
 
+def prune_snapshots(*, keep_all_days: int) -> int:
+    """Thin old snapshots to the last published one of each day (rating history), drop old failures."""
+    cutoff = timezone.now() - timedelta(days=keep_all_days)
+    old = list(
+        Snapshot.objects.filter(computed_at__lt=cutoff).values_list("id", "computed_at", "status")
+    )
+    last_of_day: dict = {}
+    for sid, at, status in old:
+        if status == Snapshot.Status.PUBLISHED and sid > last_of_day.get(at.date(), 0):
+            last_of_day[at.date()] = sid
+    keep = set(last_of_day.values())
+    doomed = [sid for sid, _, _ in old if sid not in keep]
+    if doomed:
+        Snapshot.objects.filter(id__in=doomed).delete()
+    return len(doomed)
+
+
 def recompute(*, trigger: str = "manual") -> Snapshot:
     """Recompute every slice and publish the snapshot. On failure, record it and re-raise."""
     started = time.perf_counter()
@@ -233,4 +252,5 @@ def recompute(*, trigger: str = "manual") -> Snapshot:
     )
     snapshot_published(snapshot.pk)
     snapshot_ready.send(sender=Snapshot, snapshot_id=snapshot.pk)
+    prune_snapshots(keep_all_days=settings.SNAPSHOT_KEEP_ALL_DAYS)
     return snapshot

@@ -143,3 +143,19 @@ def test_public_ranks_upper_bound_rule():
     assert public_ranks(lower, upper, shown).tolist() == [1, 1, 2, 4]
     shown[0] = False
     assert public_ranks(lower, upper, shown).tolist() == [0, 1, 1, 3]
+
+
+def test_old_snapshots_are_thinned_to_one_per_day(simulated):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.recompute import prune_snapshots
+
+    snaps = [recompute(trigger="test") for _ in range(4)]
+    day = timezone.now() - timedelta(days=10)
+    for i, s in enumerate(snaps[:3]):  # three on one old day, the newest kept
+        Snapshot.objects.filter(pk=s.pk).update(computed_at=day + timedelta(hours=i))
+    Snapshot.objects.create(status=Snapshot.Status.FAILED, computed_at=day, method="", error="x")
+    assert prune_snapshots(keep_all_days=2) == 3
+    assert set(Snapshot.objects.values_list("id", flat=True)) == {snaps[2].pk, snaps[3].pk}

@@ -17,6 +17,7 @@ from ingest.models import Battle, BattleSource
 from ingest.simulation import simulate
 from ingest.transfer import import_battles
 from leaderboard.services import seed_demo_catalogue
+from moderation.roles import ensure_groups
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"
 
@@ -44,6 +45,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Simulated battles: {result.battles:,} added ({result.seconds:.1f} s)."
             )
+        ensure_groups()
         if settings.EMBEDDED and settings.DEBUG:
             User = get_user_model()
             if not User.objects.filter(username="admin").exists():
