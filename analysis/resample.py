@@ -34,7 +34,13 @@ _CHUNK_ELEMENTS = 1 << 20
 
 
 class _PoissonTables:
-    """Inversion tables for Poisson(lam_v) for every distinct count value v."""
+    """Inversion tables for Poisson(lam_v) for every distinct count value v.
+
+    For table v: ``cdf`` over k = lo_v .. hi_v, and a guide of G_v = 2^j >= 4 * width bins
+    (a power of two, so ``floor(u * G)`` is exact). A bin wholly inside one CDF step stores the
+    answer (the count) directly; a bin holding a step stores ``-1 - i`` with ``i`` the table
+    index to start walking up from. Most draws are one look-up.
+    """
 
     def __init__(self, values: np.ndarray, scale: float) -> None:
         lam = values.astype(float) * scale
@@ -50,14 +56,20 @@ class _PoissonTables:
         self.cdf = cdf
         self.base = foff - lo  # table index of value k is base + k
         self.lowest = lo
-        n_guide = 4 * width
+        n_guide = 2 ** np.ceil(np.log2(4 * width)).astype(np.int64)
         goff = np.concatenate([[0], np.cumsum(n_guide)[:-1]])
-        gtable = np.repeat(np.arange(len(values)), n_guide)
-        b = np.arange(n_guide.sum()) - np.repeat(goff, n_guide)
-        level = b / n_guide[gtable]
-        # smallest table index with cdf > level, searched within each table
-        key = cdf + 2.0 * table_of  # strictly increasing across tables (cdf in [0, 1])
-        self.guide = np.searchsorted(key, level + 2.0 * gtable, side="right")
+        guide = np.empty(int(n_guide.sum()), dtype=np.int64)
+        if cdf.size >= np.iinfo(np.int32).max:
+            raise ValueError("count table too large")
+        for v in range(len(values)):  # exact per-table searches (few distinct counts)
+            f = cdf[foff[v] : foff[v] + width[v]]
+            edges = np.arange(n_guide[v] + 1) / n_guide[v]  # exact: power-of-two denominators
+            first = np.searchsorted(f, edges[:-1], side="right")  # smallest i: cdf > b / G
+            pure = f[first] >= edges[1:]
+            guide[goff[v] : goff[v] + n_guide[v]] = np.where(
+                pure, first + lo[v], -1 - (first + foff[v])
+            )
+        self.guide = guide.astype(np.int32)  # half the cache footprint of int64
         self.n_guide = n_guide.astype(float)
         self.goff = goff
 
@@ -69,24 +81,21 @@ class _PoissonTables:
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         """(rounds, cells) Poisson draws for the prepared cells."""
-        u = rng.random((rounds, len(self._g)))
+        m = len(self._g)
+        u = rng.random((rounds, m))
         g = (u * self._g).astype(np.int64)
         g += self._goff
-        idx = self.guide[g]
-        # the guide lands at most a few cells short; walk the (few) short ones up
-        pos = np.flatnonzero(self.cdf[idx] <= u)
-        if len(pos):
-            flat_idx, flat_u = idx.reshape(-1), u.reshape(-1)
-            k, uu = flat_idx[pos] + 1, flat_u[pos]
-            while True:
-                short = self.cdf[k] <= uu
-                if not short.any():
-                    break
-                flat_idx[pos[~short]] = k[~short]
-                pos, k, uu = pos[short], k[short] + 1, uu[short]
-            flat_idx[pos] = k
-        idx -= self._base
-        return idx
+        out = np.take(self.guide, g).astype(np.int64)
+        pos = np.flatnonzero(out < 0)
+        if len(pos):  # bins with a CDF step inside: walk up from the step
+            flat, uu = out.reshape(-1), u.reshape(-1)[pos]
+            idx = -1 - flat[pos]
+            walk = np.flatnonzero(self.cdf[idx] <= uu)
+            while len(walk):
+                idx[walk] += 1
+                walk = walk[self.cdf[idx[walk]] <= uu[walk]]
+            flat[pos] = idx - self._base[pos % m]
+        return out
 
 
 def _battle_lookup(counts: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
