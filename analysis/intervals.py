@@ -35,8 +35,6 @@ from analysis.resample import MultinomialSampler
 
 __all__ = ["IntervalResult", "bootstrap", "sandwich"]
 
-_Z95 = float(norm.ppf(0.975))
-
 
 @dataclass(frozen=True)
 class IntervalResult:
@@ -240,7 +238,13 @@ def bootstrap(
         raise ValueError("rounds must be at least 1")
     samples = np.full((rounds, k_all), np.nan)
     top_samples = np.full(rounds, np.nan) if prob.has_gamma else None
-    diag = {"chord_iterations": 0, "newton_rounds": 0, "other_core_rounds": 0, "max_grad_norm": 0.0}
+    diag = {
+        "chord_iterations": 0,  # most chord steps any chunk of rounds needed
+        "newton_rounds": 0,  # rounds finished with Newton after the chord stalled
+        "other_core_rounds": 0,  # rounds whose Ford core was smaller than the full data's
+        "unconverged_rounds": 0,  # rounds left above gtol (none expected)
+        "max_grad_norm": 0.0,
+    }
     if prob.k > 0:
         _run_rounds(fit, rounds, seed, gtol, draws, samples, top_samples, diag)
     lower, upper = np.percentile(samples, [2.5, 97.5], axis=0)
@@ -310,6 +314,7 @@ def _run_rounds(
                 res.grad_norm[bad] = nb.grad_norm
             theta[:, std] = th
             diag["max_grad_norm"] = max(diag["max_grad_norm"], float(res.grad_norm.max()))
+            diag["unconverged_rounds"] += int(np.sum(res.grad_norm > gtol))
         groups: dict[bytes, list[int]] = {}
         for r in np.flatnonzero(~same):
             groups.setdefault(np.packbits(cores[r]).tobytes(), []).append(int(r))
@@ -320,6 +325,7 @@ def _run_rounds(
             theta[:, idx] = nb.theta
             diag["other_core_rounds"] += len(idx)
             diag["max_grad_norm"] = max(diag["max_grad_norm"], float(nb.grad_norm.max()))
+            diag["unconverged_rounds"] += int(np.sum(~nb.converged))
         ratings = normalise(theta[: prob.k], anchor_local=anchor_local, value=fit.anchor_value)
         samples[start : start + rc][:, prob.fitted] = ratings.T
         if top_samples is not None:
