@@ -38,6 +38,7 @@ __all__ = ["GAMMA_PRIOR_WEIGHT", "BTProblem", "SolveResult"]
 
 GAMMA_PRIOR_WEIGHT = 1e-6  # virtual battles per real battle behind the top-slot tie
 
+_HESSIAN_BUDGET = 1 << 24  # numbers in the Hessians of one Newton batch (128 MB)
 _Y = np.array([1.0, 0.5, 0.0])  # result codes 0 = first wins, 1 = tie, 2 = second wins
 
 
@@ -255,7 +256,28 @@ class BTProblem:
         gtol: float,
         max_iter: int = 100,
     ) -> SolveResult:
-        """Damped Newton (backtracking on the log-likelihood), every round at once."""
+        """Damped Newton (backtracking on the log-likelihood), every round at once.
+
+        Rounds are processed in batches whose Hessians together stay near 16M numbers.
+        """
+        batch = max(1, _HESSIAN_BUDGET // max(self.d * self.d, 1))
+        if theta.shape[1] > batch:
+            parts = [
+                self.newton(
+                    theta[:, i : i + batch],
+                    n[:, i : i + batch],
+                    s[:, i : i + batch],
+                    gtol=gtol,
+                    max_iter=max_iter,
+                )
+                for i in range(0, theta.shape[1], batch)
+            ]
+            return SolveResult(
+                np.concatenate([p.theta for p in parts], axis=1),
+                np.concatenate([p.grad_norm for p in parts]),
+                np.concatenate([p.converged for p in parts]),
+                max(p.iterations for p in parts),
+            )
         theta = np.array(theta, dtype=float, copy=True)
         norm = np.maximum(n.sum(axis=0), 1.0)
         stuck = np.zeros(theta.shape[1], dtype=bool)
