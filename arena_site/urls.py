@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from external import urls as external_urls
 from ingest import urls as ingest_urls
 from ingest.views import HealthView
 from leaderboard import urls as leaderboard_urls
@@ -13,9 +14,11 @@ urlpatterns = [
     path("healthz", HealthView.as_view(), name="healthz"),
     path("api/v1/", include(ingest_urls.api_v1)),
     path("api/v1/", include(leaderboard_urls.api_v1)),
+    path("api/v1/", include(external_urls.api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("", include(ingest_urls.extension)),
+    path("", include(external_urls.pages)),
     path("", include(leaderboard_urls.pages)),
 ]

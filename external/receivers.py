@@ -1,0 +1,15 @@
+"""Signal hooks: correlations follow every newly published leaderboard snapshot."""
+
+from __future__ import annotations
+
+from django.dispatch import receiver
+
+from leaderboard.events import snapshot_ready
+
+from .services import schedule_correlations
+
+
+@receiver(snapshot_ready)
+def _snapshot_ready(sender, snapshot_id: int, **_kwargs) -> None:
+    # Queued after commit and never raising, so the recompute cannot fail because of us.
+    schedule_correlations(snapshot_id=snapshot_id)
