@@ -6,6 +6,12 @@ half a win for each side. Ratings are fixed either by their mean (``anchor=None`
 the rated models is ``anchor_value``, 1000 by default) or by one anchor model set exactly to
 ``anchor_value`` (the Copilot Arena board anchors ``codestral-2405`` at 1000).
 
+Two anchor conventions, which differ only in the intervals (see ``intervals``):
+``anchor_mode="shift"`` (default; what the published Copilot Arena board shows, where the
+anchor keeps an interval of its own) moves the whole mean-normalised board by one constant;
+``anchor_mode="per_round"`` (FastChat's ``scale_and_offset`` applied to every bootstrap round)
+pins the anchor in every round, so its interval is a point and the others are relative to it.
+
 With ``position_bias=True`` one more parameter, the log-odds advantage of the top slot, is
 fitted (like home advantage); ``top_slot_p`` is then the expected score of the top completion
 between two equal models.
@@ -22,6 +28,7 @@ part or without battles get NaN.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -47,6 +54,7 @@ class BTFit:
     anchor: str | None
     anchor_value: float
     anchor_applied: bool  # False when the anchor is not rated (mean normalisation used instead)
+    anchor_mode: str  # "shift" or "per_round" (matters for intervals only)
     gradient_norm: float
     iterations: int
     converged: bool
@@ -67,6 +75,17 @@ class BTFit:
         if not self.anchor_applied or self.anchor is None:
             return None
         return int(np.searchsorted(self.problem.fitted, self.models.index(self.anchor)))
+
+    def round_normalisation(self) -> tuple[int | None, float]:
+        """(anchor position or None, value) to normalise resampled fits like this one.
+
+        Mean normalisation and the "shift" anchor keep the mean of the rated models where this
+        fit has it; the "per_round" anchor pins the anchor at ``anchor_value`` every time.
+        """
+        if self.anchor_mode == "per_round" and self.anchor_local is not None:
+            return self.anchor_local, self.anchor_value
+        rated = self.rating[self.problem.fitted]
+        return None, float(rated.mean()) if len(rated) else self.anchor_value
 
 
 def normalise(theta: np.ndarray, *, anchor_local: int | None, value: float) -> np.ndarray:
@@ -96,10 +115,13 @@ def fit_bt(
     position_bias: bool = False,
     anchor: str | None = None,
     anchor_value: float = 1000.0,
+    anchor_mode: Literal["shift", "per_round"] = "shift",
     gtol: float = 1e-8,
     max_iter: int = 100,
 ) -> BTFit:
     """Maximum-likelihood Bradley-Terry ratings (see the module docstring)."""
+    if anchor_mode not in ("shift", "per_round"):
+        raise ValueError("anchor_mode must be 'shift' or 'per_round'")
     if position_bias and not counts.positions_known:
         raise ValueError("position_bias=True needs counts with known top/bottom positions")
     if not np.isfinite(anchor_value):
@@ -134,6 +156,7 @@ def fit_bt(
         anchor=anchor,
         anchor_value=float(anchor_value),
         anchor_applied=applied,
+        anchor_mode=anchor_mode,
         gradient_norm=gnorm,
         iterations=iters,
         converged=converged,

@@ -6,8 +6,11 @@ for the top-slot win probability of a position-aware fit.
 
 Bootstrap: each round is one multinomial redraw of the grouped counts (N battles with
 probabilities count / N, exactly; see ``resample``), refitted to the same gradient tolerance,
-normalised like the fit (mean or anchor), and the 2.5th / 97.5th percentiles taken over rounds
-(linear interpolation). Rounds are seeded and reproducible. All rounds are solved together: a
+normalised like the fit, and the 2.5th / 97.5th percentiles taken over rounds (linear
+interpolation). Normalisation of a round: its mean is set to the fit's mean, except with
+``anchor_mode="per_round"``, where the anchor is set to ``anchor_value`` in every round (its
+interval is then a point). With the default "shift" anchor the board is the mean-normalised
+one moved by a constant, so the anchor has an interval like any model. Rounds are seeded and reproducible. All rounds are solved together: a
 chord iteration starts every round at the full-data fit and applies the full-data inverse
 Hessian (computed once), so a round costs a few gradient evaluations and no linear algebra;
 rounds that stall, or whose Ford core differs from the full data's, are finished with damped
@@ -16,7 +19,8 @@ Newton. ``draws`` lets a caller supply its own (rounds x rows) redraws of the co
 Sandwich: Cov = H^-1 B H^-1 with H the observed information (negative Hessian, including the
 virtual ties of unbounded models) and B the centred sum over battles of score outer products,
 (y - p)^2 x x^T; interval = rating +- 1.96 sd, with 400 / ln 10 converting to points. The
-shift direction that H cannot see is removed by the normalisation (mean or anchor).
+shift direction that H cannot see is removed by the normalisation (mean, or the anchor for
+``anchor_mode="per_round"``).
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ def sandwich(fit: BTFit, *, level: float = 0.95) -> IntervalResult:
         hinv = np.linalg.inv(h)
         cov = hinv @ prob.meat(theta) @ hinv
         cov = 0.5 * (cov + cov.T)
-        t = _normalisation_map(prob.k, fit.anchor_local)
+        t = _normalisation_map(prob.k, fit.round_normalisation()[0])
         cov_r = SCALE**2 * (t @ cov[: prob.k, : prob.k] @ t.T)
         se = np.sqrt(np.maximum(np.diag(cov_r), 0.0))
         r = fit.rating[prob.fitted]
@@ -281,7 +285,7 @@ def _run_rounds(
     theta_hat = fit.theta[:, None]
     n_full, _ = prob.full_stats()
     inv_h = np.linalg.inv(prob.augment(prob.hessian(theta_hat, n_full)[0]))
-    anchor_local = fit.anchor_local
+    anchor_local, centre = fit.round_normalisation()
     rng = np.random.default_rng(seed)
     sampler = MultinomialSampler(prob.cat_count) if draws is None else None
     may_vanish = (
@@ -326,7 +330,7 @@ def _run_rounds(
             diag["other_core_rounds"] += len(idx)
             diag["max_grad_norm"] = max(diag["max_grad_norm"], float(nb.grad_norm.max()))
             diag["unconverged_rounds"] += int(np.sum(~nb.converged))
-        ratings = normalise(theta[: prob.k], anchor_local=anchor_local, value=fit.anchor_value)
+        ratings = normalise(theta[: prob.k], anchor_local=anchor_local, value=centre)
         samples[start : start + rc][:, prob.fitted] = ratings.T
         if top_samples is not None:
             top_samples[start : start + rc] = expit(theta[prob.k])

@@ -80,6 +80,7 @@ class Leaderboard:
     anchor_value: float
     total_battles: int
     anchor_applied: bool = False  # False: anchor unrated or None, so the mean is anchor_value
+    anchor_mode: str = "shift"
     position_bias: bool = False
     observed_avg_win_rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rating_sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -134,6 +135,7 @@ class Leaderboard:
             "anchor": self.anchor,
             "anchor_value": float(self.anchor_value),
             "anchor_applied": bool(self.anchor_applied),
+            "anchor_mode": self.anchor_mode,
             "position_bias": bool(self.position_bias),
             "total_battles": int(self.total_battles),
             "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
@@ -168,18 +170,28 @@ def compute_leaderboard(
     anchor: str | None = None,
     anchor_value: float = 1000.0,
     position_bias: bool = False,
+    anchor_mode: Literal["shift", "per_round"] = "shift",
     gtol: float = 1e-8,
 ) -> Leaderboard:
     """Fit, intervals, ranks and matrices for ``counts``.
 
     ``anchor`` (a model key) is set exactly to ``anchor_value``; without it, or when the anchor
     is not rated in this data (``anchor_applied`` False), the mean of the rated models is
-    ``anchor_value``. ``rounds``/``seed`` apply to the bootstrap only.
+    ``anchor_value``. ``anchor_mode="shift"`` (default, the published Copilot Arena board)
+    moves the mean-normalised board by one constant, so the anchor keeps its own interval and
+    ranks do not depend on the anchor; ``"per_round"`` pins the anchor in every bootstrap round
+    (FastChat's convention): its interval is a point and the others are relative to it.
+    ``rounds``/``seed`` apply to the bootstrap only.
     """
     if method not in ("bootstrap", "sandwich"):
         raise ValueError("method must be 'bootstrap' or 'sandwich'")
     fit = fit_bt(
-        counts, position_bias=position_bias, anchor=anchor, anchor_value=anchor_value, gtol=gtol
+        counts,
+        position_bias=position_bias,
+        anchor=anchor,
+        anchor_value=anchor_value,
+        anchor_mode=anchor_mode,
+        gtol=gtol,
     )
     if method == "bootstrap":
         iv = bootstrap(fit, rounds=rounds, seed=seed, gtol=gtol, keep_samples=False)
@@ -224,6 +236,7 @@ def compute_leaderboard(
         anchor_value=float(anchor_value),
         total_battles=counts.total,
         anchor_applied=fit.anchor_applied,
+        anchor_mode=anchor_mode,
         position_bias=bool(position_bias),
         observed_avg_win_rate=average_win_rate(observed),
         rating_sd=np.where(rated, iv.sd, np.nan),

@@ -38,11 +38,25 @@ def test_bootstrap_rounds_converge_and_centre_on_the_fit(data):
     assert np.max(np.abs(b.median - fit.rating)) < 0.15 * np.min(b.upper - b.lower)
 
 
-def test_anchor_interval_is_the_anchor_value(data):
-    fit = fit_bt(data, anchor="model-003", anchor_value=1000.0)
+def test_per_round_anchor_interval_is_the_anchor_value(data):
+    fit = fit_bt(data, anchor="model-003", anchor_value=1000.0, anchor_mode="per_round")
     for iv in (bootstrap(fit, rounds=200, seed=0), sandwich(fit)):
         assert iv.lower[3] == 1000.0 == iv.upper[3] and iv.median[3] == 1000.0
-        assert np.all(iv.upper[[0, 1, 2, 4, 5, 6, 7]] - iv.lower[[0, 1, 2, 4, 5, 6, 7]] > 1.0)
+        others = np.arange(len(TRUE)) != 3
+        assert np.all(iv.upper[others] - iv.lower[others] > 1.0)
+
+
+def test_shift_anchor_moves_the_mean_normalised_board_by_one_constant(data):
+    mean_fit = fit_bt(data)
+    fit = fit_bt(data, anchor="model-003", anchor_value=1000.0)  # default anchor_mode="shift"
+    assert fit.rating[3] == 1000.0
+    offset = fit.rating - mean_fit.rating
+    assert np.allclose(offset, offset[0], atol=1e-9, rtol=0)
+    for method in (lambda f: bootstrap(f, rounds=300, seed=4), sandwich):
+        iv, iv_mean = method(fit), method(mean_fit)
+        for field in ("lower", "upper", "median"):
+            assert np.allclose(getattr(iv, field) - getattr(iv_mean, field), offset[0], atol=1e-9)
+        assert iv.lower[3] < 1000.0 < iv.upper[3]  # the anchor keeps an interval of its own
 
 
 def _scaled(g: GroupedCounts, factor: int) -> GroupedCounts:
@@ -139,12 +153,13 @@ def test_top_slot_interval():
 
 
 def _coverage(n_sims: int, position_bias: bool, anchor: str | None = None) -> dict[str, float]:
+    """Pooled coverage of the truth; an anchor is pinned per round (truth relative to it)."""
     hits = {"bootstrap": 0, "sandwich": 0, "top_bootstrap": 0, "top_sandwich": 0}
     total = 0
     top_p = 0.75 if position_bias else 0.5
     for seed in range(n_sims):
         g = simulate_battles(TRUE, 4000, tie_rate=0.1, top_slot_p=top_p, seed=1000 + seed).grouped()
-        fit = fit_bt(g, position_bias=position_bias, anchor=anchor)
+        fit = fit_bt(g, position_bias=position_bias, anchor=anchor, anchor_mode="per_round")
         truth = TRUTH if anchor is None else TRUE - TRUE[g.index(anchor)] + 1000.0
         keep = np.ones(len(TRUE), dtype=bool) if anchor is None else np.array(g.models) != anchor
         for name, iv in (

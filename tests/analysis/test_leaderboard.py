@@ -27,7 +27,16 @@ def test_anchored_board_like_copilot_arena(method):
     g = simulate_battles(COPILOT, 21_000, top_slot_p=0.5, seed=1).grouped()
     lb = compute_leaderboard(g, method=method, rounds=500, anchor="codestral-2405")
     i = g.index("codestral-2405")
-    assert lb.rating[i] == 1000.0 and lb.ci_lower[i] == 1000.0 == lb.ci_upper[i]
+    # as on the published board, the anchor is exactly 1000 but keeps an interval of its own
+    assert lb.rating[i] == 1000.0 and lb.ci_lower[i] < 1000.0 < lb.ci_upper[i]
+    assert 8.0 < lb.ci_upper[i] - lb.ci_lower[i] < 40.0
+    # ... and the ranks are those of the mean-normalised board
+    plain = compute_leaderboard(g, method=method, rounds=500)
+    assert np.array_equal(lb.rank, plain.rank)
+    pinned = compute_leaderboard(
+        g, method=method, rounds=500, anchor="codestral-2405", anchor_mode="per_round"
+    )
+    assert pinned.ci_lower[i] == 1000.0 == pinned.ci_upper[i] and pinned.rating[i] == 1000.0
     assert lb.anchor_applied and lb.total_battles == 21_000
     assert lb.status == ("ok",) * len(COPILOT)
     assert np.all(lb.ci_lower <= lb.rating) and np.all(lb.rating <= lb.ci_upper)
