@@ -20,20 +20,37 @@ and, under H0, LR is approximately chi-squared with
 
 where a fit's free parameters are, per connected part of its comparison graph, the number
 of models in that part minus one (ratings are only defined up to a constant per part).
-``p_value`` is the chi-squared upper tail. ``contribution`` of a value is its share
+``contribution`` of a value is its share
 2 * (log L_v(theta_v) - log L_v(theta_pooled)); the shares add up to LR.
+
+Dispersion. The counts ignore which completion was shown on top, and ties count half:
+both make a battle's score vary *less* than the binomial p(1 - p) the likelihood assumes
+(with Copilot Arena's 82% top-slot acceptance, about 0.6 times as much), while votes
+clustered by user or a Bradley-Terry misfit make it vary *more*. So, as in a quasi-binomial
+GLM, the dispersion phi is estimated from the per-value fits' Pearson residuals,
+phi = X^2 / (residual df) over every pair of models that met within a value, and the test is
+the F test F = (LR / df) / phi on (df, residual df) degrees of freedom (``p_value``);
+``scaled_statistic`` = LR / phi. Pass ``dispersion=1.0`` for the plain chi-squared test.
 
 Effect size, because with enough battles any tiny shift is "significant": ``rms_shift``
 is the battle-weighted root mean square, in rating points, of how far each model's
 per-value rating moves from its pooled rating (both centred within the value's connected
 part); ``noise_rms`` is what sampling noise alone would give (from the observed Fisher
-information: Var(theta_v - theta_pooled) ~ Var(theta_v) - Var(theta_pooled), the usual
-variance of a difference between an efficient estimator and a restricted one). A shift
-well above the noise is real movement; near it, the values agree.
+information times phi: Var(theta_v - theta_pooled) ~ Var(theta_v) - Var(theta_pooled),
+the usual variance of a difference between an efficient estimator and a restricted one).
+A shift well above the noise is real movement; near it, the values agree.
 
 ``kendall_tau`` per value compares the value's separate-fit ranking with a reference
 (the overall board's ratings when given, else the pooled fit) over the models both rate
 (scipy's tau-b, with its p-value).
+
+Position. The stored matrices do not say which completion was on top, so the fit is the
+neutral one. Positions are coin flips, so each battle is still Bernoulli and the test keeps
+its level, but a strong top-slot advantage (82% in Copilot Arena) attenuates the rating
+differences the neutral fit sees and costs power (measured: 0.68 instead of 0.995 for a
+35-point shift of three models at 10,000 battles per value). Per-position counts (battles
+and top wins per ordered pair) would allow a position-aware test; the snapshot does not
+store them.
 
 Input from a stored leaderboard: ``PairCounts.from_matrices`` rebuilds n and s from a
 board's battle-count and win-fraction matrices (win fraction = (wins + ties/2) / battles),
@@ -41,10 +58,9 @@ so the test needs nothing beyond what a snapshot already stores.
 
 Caveats, stated on the pages too:
 
-* Ties count half a win each, as in the ratings. A battle's score then has variance
-  below p(1 - p), so with ties the test is conservative (rejects less than its level).
-* Battles are treated as independent. Votes of the same user are correlated; many votes
-  from few users make the test anti-conservative.
+* Battles are treated as exchangeable within a pair and value: the dispersion absorbs
+  extra variation that is spread evenly, not, e.g., one user's votes concentrated on one
+  value.
 * A model that wins or loses every battle within a value has an infinite rating there
   (``boundary`` count); the fit approaches the supremum of the likelihood with a
   vanishing ridge (1e-6), the statistic stays finite, but the chi-squared approximation is
@@ -58,7 +74,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -344,6 +360,8 @@ class SliceTestResult:
     statistic: float
     df: int
     p_value: float
+    dispersion: float
+    residual_df: int
     battles: float
     models: int
     loglik_pooled: float
@@ -355,15 +373,23 @@ class SliceTestResult:
     pooled_ratings: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
+    @property
+    def scaled_statistic(self) -> float:
+        """LR / dispersion: approximately chi-squared on ``df`` under H0."""
+        return self.statistic / self.dispersion if self.dispersion > 0 else math.nan
+
     def rejects(self, alpha: float = 0.05) -> bool:
         """True when the ranking differs between values at level ``alpha``."""
         return math.isfinite(self.p_value) and self.p_value < alpha
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "test": "likelihood ratio, pooled vs per-value Bradley-Terry",
+            "test": "likelihood ratio, pooled vs per-value Bradley-Terry, dispersion-scaled",
             "statistic": _nan_to_none(self.statistic),
             "df": self.df,
+            "dispersion": _nan_to_none(self.dispersion),
+            "residual_df": self.residual_df,
+            "scaled_statistic": _nan_to_none(self.scaled_statistic),
             "p_value": _nan_to_none(self.p_value),
             "battles": round(self.battles, 3),
             "models": self.models,
@@ -409,14 +435,40 @@ def _shift(
     return sum_d2 * SCALE**2, sum_var * SCALE**2, sum_w
 
 
+def _pearson(fit: PairFit, counts: PairCounts) -> tuple[float, int]:
+    """Pearson X^2 of a fit over the pairs that met (boundary models left out), residual df."""
+    ok = np.isfinite(fit.theta) & ~fit.boundary
+    idx = np.flatnonzero(ok)
+    if idx.size < 2:
+        return 0.0, 0
+    theta = fit.theta[idx]
+    n = counts.battles[np.ix_(idx, idx)]
+    s = counts.score[np.ix_(idx, idx)]
+    iu = np.triu_indices(idx.size, 1)
+    met = n[iu] > 0
+    n_pair, s_pair = n[iu][met], s[iu][met]
+    p = 1.0 / (1.0 + np.exp(-(theta[iu[0]] - theta[iu[1]])[met]))
+    x2 = float(np.sum((s_pair - n_pair * p) ** 2 / (n_pair * p * (1.0 - p))))
+    n_comp, _ = _components(n)
+    params = idx.size - n_comp
+    return x2, max(0, int(met.sum()) - params)
+
+
 def slice_test(
-    slices: Mapping[str, PairCounts], *, reference: Mapping[str, float] | None = None
+    slices: Mapping[str, PairCounts],
+    *,
+    reference: Mapping[str, float] | None = None,
+    dispersion: float | None = None,
 ) -> SliceTestResult:
     """Test whether the values of one slice dimension need separate ratings.
 
     ``slices`` maps each value to its pairwise counts (models may differ between values).
     ``reference`` maps model -> rating for Kendall's tau (default: the pooled fit).
+    ``dispersion``: None estimates it from the data (F test); a number fixes it (chi-squared
+    test of LR / dispersion; 1.0 is the plain binomial likelihood-ratio test).
     """
+    if dispersion is not None and not dispersion > 0:
+        raise ValueError("dispersion must be positive")
     names = sorted({m for counts in slices.values() for m in counts.models})
     position = {m: i for i, m in enumerate(names)}
     k = len(names)
@@ -438,8 +490,13 @@ def slice_test(
     params_separate = 0
     sum_d2 = sum_var = sum_w = 0.0
     boundary_total = 0
+    x2_total, residual_df = 0.0, 0
+    per_value: list[tuple[float, float]] = []  # (info-based variance sum, weight) per value
     for value, counts in slices.items():
         fit = fit_pairs(counts)
+        x2, rdf = _pearson(fit, counts)
+        x2_total += x2
+        residual_df += rdf
         index = np.array([position[m] for m in counts.models], dtype=np.int64)
         theta0 = pooled.theta[index]
         active = counts.votes > 0
@@ -449,6 +506,7 @@ def slice_test(
         params_separate += fit.n_params
         d2, var, w = _shift(fit, pooled, index, counts.votes)
         sum_d2, sum_var, sum_w = sum_d2 + d2, sum_var + var, sum_w + w
+        per_value.append((var, w))
         boundary = int(fit.boundary.sum())
         boundary_total += boundary
         rated = [
@@ -474,7 +532,7 @@ def slice_test(
                 kendall_p=tau_p,
                 tau_models=len(common),
                 rms_shift=math.sqrt(d2 / w) if w > 0 else math.nan,
-                noise_rms=math.sqrt(var / w) if w > 0 else math.nan,
+                noise_rms=math.nan,  # set below, once the dispersion is known
                 boundary=boundary,
                 ratings=dict(rated),
             )
@@ -487,8 +545,29 @@ def slice_test(
     df = params_separate - pooled.n_params
     if len(slices) < 2:
         warnings.append("Fewer than two slice values have a board: nothing to compare.")
+    if dispersion is None:
+        if residual_df > 0 and x2_total > 0:
+            phi = x2_total / residual_df
+        else:
+            phi = 1.0
+            warnings.append(
+                "No residual degrees of freedom to estimate the dispersion: the plain "
+                "binomial likelihood-ratio test is used."
+            )
+    else:
+        phi = float(dispersion)
     # No free parameter to test (e.g. a single value): no p-value rather than a fake one.
-    p_value = math.nan if df <= 0 else float(stats.chi2.sf(statistic, df))
+    if df <= 0:
+        p_value = math.nan
+    elif dispersion is None and residual_df > 0 and x2_total > 0:
+        p_value = float(stats.f.sf(statistic / df / phi, df, residual_df))
+    else:
+        p_value = float(stats.chi2.sf(statistic / phi, df))
+    # Quasi-likelihood: the estimates' sampling variance is phi times the inverse information.
+    values = [
+        replace(v, noise_rms=math.sqrt(phi * var / w) if w > 0 else math.nan)
+        for v, (var, w) in zip(values, per_value, strict=True)
+    ]
     if boundary_total:
         warnings.append(
             f"{boundary_total} model fit(s) won or lost every battle within a value: their "
@@ -498,12 +577,14 @@ def slice_test(
         statistic=statistic,
         df=int(df),
         p_value=p_value,
+        dispersion=phi,
+        residual_df=int(residual_df),
         battles=pooled_counts.total,
         models=int((pooled_counts.votes > 0).sum()),
         loglik_pooled=pooled.loglik,
         loglik_separate=ll_separate,
         rms_shift=math.sqrt(sum_d2 / sum_w) if sum_w > 0 else math.nan,
-        noise_rms=math.sqrt(sum_var / sum_w) if sum_w > 0 else math.nan,
+        noise_rms=math.sqrt(phi * sum_var / sum_w) if sum_w > 0 else math.nan,
         boundary=boundary_total,
         values=tuple(values),
         pooled_ratings={
