@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from external.services import import_demo_scores, seed_external_aliases
 from ingest.models import Battle, BattleSource
 from ingest.simulation import simulate
 from ingest.transfer import import_battles
@@ -35,6 +36,9 @@ class Command(BaseCommand):
     def handle(self, *args, simulated: int, **options):
         created = seed_demo_catalogue()
         self.stdout.write(f"Catalogue: {created} model(s) added.")
+        seed_external_aliases()  # external scores and their aliases, for the correlations
+        boards = import_demo_scores().boards
+        self.stdout.write(f"External scores: {len(boards)} board(s) from data/benchmarks/.")
         report = import_battles(SAMPLE)
         self.stdout.write(
             f"Copilot Arena sample: {report.created} imported, {report.duplicates} already present, "
