@@ -8,6 +8,7 @@ without a re-import.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 
 from .models import CorrelationResult, ExternalAlias, ExternalBoard, ExternalScore, ExternalSource
 from .services import resolve_scores, schedule_correlations
@@ -28,6 +29,7 @@ class ExternalAliasInline(admin.TabularInline):
 @admin.register(ExternalSource)
 class ExternalSourceAdmin(admin.ModelAdmin):
     list_display = ("name", "key", "kind", "url")
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     search_fields = ("name", "key")
     inlines = [ExternalAliasInline]
 
