@@ -14,7 +14,6 @@ from analysis.labels import programming_language as pl
 from ingest.models import Battle, CodeContext, Privacy
 from ingest.relabel import file_type_version, relabel_stale_battles, stale_battles
 from ingest.tasks import relabel_battles
-from ingest.transfer import import_battles
 from leaderboard.locks import single_flight
 from leaderboard.models import ArenaModel
 from tests.analysis.data.sample_battles import load_sample_battles
@@ -31,9 +30,8 @@ LABELS = ("language", "natural_language", "context_tokens", "context_bucket", "t
 
 @pytest.fixture
 def sample(catalogue):
-    report = import_battles(SAMPLE)
-    assert report.created == 112 and len(report.rejected) == 1  # row 23 is malformed
-    return report
+    out = run("import_battles", str(SAMPLE), "--quiet-progress")
+    assert "112 imported" in out and "1 rejected" in out  # data row 23 is malformed
 
 
 def _battle_of_row(index: int) -> Battle:
