@@ -7,6 +7,7 @@ COPY arena_site arena_site
 COPY ingest ingest
 COPY leaderboard leaderboard
 COPY analysis analysis
+COPY serving serving
 COPY templates templates
 COPY static static
 COPY data data

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "ingest",
     "external",
     "moderation",
+    "serving",
 ]
 
 MIDDLEWARE = [
@@ -206,11 +207,22 @@ RECOMPUTE_INTERVAL_SECONDS = env.int("RECOMPUTE_INTERVAL_SECONDS", default=900)
 RECOMPUTE_LOCK_SECONDS = env.int("RECOMPUTE_LOCK_SECONDS", default=900)
 # Snapshots older than this many days are thinned to the last one of each day (history).
 SNAPSHOT_KEEP_ALL_DAYS = env.int("SNAPSHOT_KEEP_ALL_DAYS", default=2)
+# Pair serving (README "Serving completion pairs"): one pair's time budget including
+# substitutes, DB threads per web process for the pair path (0 = inline), latency refits.
+SERVING_PAIR_DEADLINE_SECONDS = env.float("SERVING_PAIR_DEADLINE_SECONDS", default=15.0)
+SERVING_SUBSTITUTE_MIN_SECONDS = env.float("SERVING_SUBSTITUTE_MIN_SECONDS", default=1.0)
+SERVING_MAX_OUTPUT_TOKENS = env.int("SERVING_MAX_OUTPUT_TOKENS", default=1024)
+SERVING_DB_THREADS = env.int("SERVING_DB_THREADS", default=0 if EMBEDDED else 4)
+SERVING_FIT_INTERVAL_SECONDS = env.int("SERVING_FIT_INTERVAL_SECONDS", default=300)
 CELERY_BEAT_SCHEDULE = {
     "recompute-leaderboard": {
         "task": "leaderboard.tasks.recompute_leaderboard",
         "schedule": float(RECOMPUTE_INTERVAL_SECONDS),
         "kwargs": {"trigger": "beat"},
+    },
+    "fit-latencies": {
+        "task": "serving.tasks.fit_latencies",
+        "schedule": float(SERVING_FIT_INTERVAL_SECONDS),
     },
     "detect-anomalies": {
         "task": "moderation.tasks.detect_anomalies",

@@ -8,6 +8,7 @@ from external import urls as external_urls
 from ingest import urls as ingest_urls
 from ingest.views import HealthView
 from leaderboard import urls as leaderboard_urls
+from serving import urls as serving_urls
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -20,5 +21,6 @@ urlpatterns = [
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
     path("", include(ingest_urls.extension)),
     path("", include(external_urls.pages)),
+    path("", include(serving_urls.extension)),
     path("", include(leaderboard_urls.pages)),
 ]

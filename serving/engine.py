@@ -1,0 +1,257 @@
+"""Provider calls for the pair path: one asyncio loop per process, both sides at once.
+
+Django views here are synchronous (WSGI). A pair request hands its two calls to a
+per-process event loop running on a daemon thread, with one shared ``httpx.AsyncClient``
+(keep-alive connections to every provider), and blocks until the pair is settled. So the
+two calls run concurrently (the wait is the slower one, not the sum), a process can have
+hundreds of calls in flight on one thread, and the view's thread only sleeps meanwhile.
+
+`serve_pair` settles one pair:
+
+* both sides start at once, each bounded by ``min(provider timeout, pair deadline)``;
+* a provider already at its ``max_concurrency`` in this process is not queued: the call
+  fails at once as ``busy``;
+* a side that fails (error, timeout, busy, missing key) is replaced by a substitute drawn
+  by the caller's ``pick_substitute`` (the same pair distribution, conditioned on the
+  other side's model) if at least ``min_substitute_seconds`` remain before the deadline
+  and fewer than ``max_substitutes`` were used; otherwise the pair fails and the other
+  side's call is cancelled;
+* every call, successful or not, is returned as an `Attempt` so it can be logged.
+
+The caller waits at most the deadline plus a small grace; if the loop does not answer by
+then (it always should), the pair is cancelled and reported as a timeout -- a web worker
+is never left hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import httpx
+
+from .providers import Generation, Prompt, ProviderConfig, ProviderError, complete
+
+# Seconds the waiting thread allows beyond the deadline for the loop to hand back results.
+_GRACE = 2.0
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A servable model: catalogue id and key, its provider, its tags."""
+
+    model_id: int
+    key: str
+    provider: ProviderConfig
+    tags: frozenset[str] = frozenset()
+
+
+@dataclass
+class Attempt:
+    """One provider call. ``raw`` is the answer text when it succeeded."""
+
+    slot: Slot
+    position: int  # 0 = top, 1 = bottom
+    completion_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    raw: str | None = None
+    latency_s: float = 0.0
+    error: ProviderError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.raw is not None
+
+
+@dataclass
+class PairOutcome:
+    """The two shown attempts (top, bottom) or, on failure, the attempt that ended it."""
+
+    sides: list[Attempt | None]
+    attempts: list[Attempt]
+    failure: Attempt | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and all(a is not None and a.ok for a in self.sides)
+
+
+class PairTimeout(Exception):
+    """The loop did not settle the pair within deadline + grace (should not happen)."""
+
+
+# Prompt and generation settings per provider kind are chosen by the caller.
+PromptFor = Callable[[Slot], tuple[Prompt, Generation]]
+PickSubstitute = Callable[[Slot, frozenset[int]], Slot | None]
+
+
+class Engine:
+    """The per-process loop thread, HTTP client and per-provider concurrency limits."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="serving-engine", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        self.http: httpx.AsyncClient = self._call(self._make_client(), 30.0)
+        # provider id -> (limit, semaphore); touched only on the loop thread.
+        self._limits: dict[int, tuple[int, asyncio.Semaphore]] = {}
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._ready.set)
+        self.loop.run_forever()
+
+    async def _make_client(self) -> httpx.AsyncClient:
+        # No pool limit: concurrency is bounded per provider (max_concurrency) instead.
+        # Timeouts are enforced per call with asyncio (a total, not per read).
+        return httpx.AsyncClient(
+            timeout=None,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
+        )
+
+    def _call(self, coro, timeout: float):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def _semaphore(self, provider: ProviderConfig) -> asyncio.Semaphore:
+        known = self._limits.get(provider.provider_id)
+        if known is None or known[0] != provider.max_concurrency:
+            # A changed limit starts a fresh count; calls in flight finish on the old one.
+            known = (provider.max_concurrency, asyncio.Semaphore(provider.max_concurrency))
+            self._limits[provider.provider_id] = known
+        return known[1]
+
+    async def _attempt(
+        self, slot: Slot, position: int, prompt_for: PromptFor, deadline: float
+    ) -> Attempt:
+        attempt = Attempt(slot=slot, position=position)
+        loop = asyncio.get_running_loop()
+        sem = self._semaphore(slot.provider)
+        if sem.locked():
+            attempt.error = ProviderError("busy", "at its concurrency limit")
+            return attempt
+        async with sem:
+            start = loop.time()
+            budget = min(slot.provider.timeout_seconds, deadline - start)
+            try:
+                if budget <= 0:
+                    raise TimeoutError
+                prompt, gen = prompt_for(slot)
+                async with asyncio.timeout(budget):
+                    attempt.raw = await complete(self.http, slot.provider, prompt, gen)
+            except TimeoutError:
+                attempt.error = ProviderError("timeout", f"no answer within {budget:.1f} s")
+            except ProviderError as exc:
+                attempt.error = exc
+            except Exception as exc:
+                attempt.error = ProviderError("error", type(exc).__name__)
+            attempt.latency_s = loop.time() - start
+        return attempt
+
+    async def _serve(
+        self,
+        first: tuple[Slot, Slot],
+        prompt_for: PromptFor,
+        pick_substitute: PickSubstitute,
+        budget_s: float,
+        min_substitute_s: float,
+        max_substitutes: int,
+    ) -> PairOutcome:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        deadline = start + budget_s
+        current = list(first)
+        outcome = PairOutcome(sides=[None, None], attempts=[])
+        failed: set[int] = set()
+        substitutes = 0
+        pending: dict[asyncio.Task, int] = {
+            asyncio.ensure_future(self._attempt(slot, pos, prompt_for, deadline)): pos
+            for pos, slot in enumerate(first)
+        }
+        try:
+            while pending:
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    pos = pending.pop(task)
+                    attempt = task.result()
+                    outcome.attempts.append(attempt)
+                    if attempt.ok:
+                        outcome.sides[pos] = attempt
+                        continue
+                    failed.add(attempt.slot.model_id)
+                    partner = current[1 - pos]
+                    substitute = None
+                    if substitutes < max_substitutes and deadline - loop.time() >= min_substitute_s:
+                        substitute = pick_substitute(
+                            partner, frozenset(failed | {partner.model_id})
+                        )
+                    if substitute is None:
+                        outcome.failure = attempt
+                        return outcome
+                    substitutes += 1
+                    current[pos] = substitute
+                    task = asyncio.ensure_future(
+                        self._attempt(substitute, pos, prompt_for, deadline)
+                    )
+                    pending[task] = pos
+            return outcome
+        finally:
+            # A failed pair stops its other call at once; its result is not shown anyway.
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+            outcome.elapsed_s = loop.time() - start
+
+    def serve_pair(
+        self,
+        first: tuple[Slot, Slot],
+        *,
+        prompt_for: PromptFor,
+        pick_substitute: PickSubstitute,
+        budget_s: float,
+        min_substitute_s: float,
+        max_substitutes: int,
+    ) -> PairOutcome:
+        """Settle one pair (see module docstring); blocks the calling (non-loop) thread."""
+        future = asyncio.run_coroutine_threadsafe(
+            self._serve(
+                first, prompt_for, pick_substitute, budget_s, min_substitute_s, max_substitutes
+            ),
+            self.loop,
+        )
+        try:
+            return future.result(budget_s + _GRACE)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise PairTimeout from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._call(self.http.aclose(), 5.0)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5.0)
+
+
+_engine: Engine | None = None
+_engine_pid = 0
+_engine_lock = threading.Lock()
+
+
+def engine() -> Engine:
+    """This process's engine, started on first use (after a fork, a new one)."""
+    global _engine, _engine_pid
+    if _engine is not None and _engine_pid == os.getpid():
+        return _engine
+    with _engine_lock:
+        if _engine is None or _engine_pid != os.getpid():
+            _engine = Engine()
+            _engine_pid = os.getpid()
+        return _engine

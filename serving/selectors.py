@@ -1,0 +1,280 @@
+"""Reads for pair serving: the per-process serving state, fitted latencies, the sampling table.
+
+The serving state (which models can be served, their providers, their latency fits and the
+pair-wait matrix) is rebuilt at most every ``STATE_SECONDS`` (5 s) per process, on one of
+the database threads (see ``dbwork``), and at once in this process when a provider, the
+sampling configuration, a fit or a catalogue model is saved (signals). Drawing a pair then
+costs a softmax over the cached matrix and one weighted choice.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from analysis.latency import (
+    DEFAULT_PRIOR,
+    LogNormalFit,
+    LogNormalPrior,
+    experienced_latency_mean,
+    experienced_latency_quantiles,
+    model_shares,
+    pair_distribution,
+    pair_latency_matrix,
+)
+from ingest.models import CompletionLog
+
+from .dbwork import run_db
+from .engine import Slot
+from .models import SERVED_VISIBILITIES, ModelProvider, PairDistribution, SamplingConfig
+from .providers import ProviderConfig
+
+# Distinct tag requests cached per state; clients choose tags freely, so bound it.
+_MAX_CACHED_TAG_SETS = 64
+# Seconds a process serves from its state before reloading it (saves here reload at once).
+STATE_SECONDS = 5.0
+
+
+@dataclass
+class ServingState:
+    """What the endpoint samples from. ``expected`` is None with fewer than two models."""
+
+    slots: tuple[Slot, ...]
+    fits: tuple[LogNormalFit, ...]
+    expected: np.ndarray | None
+    tau: float  # math.inf = uniform
+    floor: float
+    distribution_id: int | None
+    loaded_at: float = field(default_factory=time.monotonic)
+    _probs: dict[tuple[bool, frozenset[str]], np.ndarray | None] = field(
+        default_factory=dict, repr=False
+    )
+
+    def active(self, *, chat_only: bool, tags: frozenset[str]) -> list[bool]:
+        return [
+            (not chat_only or s.provider.is_chat) and (not tags or bool(s.tags & tags))
+            for s in self.slots
+        ]
+
+    def probabilities(
+        self, *, chat_only: bool, tags: frozenset[str] = frozenset()
+    ) -> np.ndarray | None:
+        """K x K pair probabilities (upper triangle) over the models that qualify, or None
+        when fewer than two do. ``chat_only`` for edits; ``tags`` = the client's modelTags."""
+        key = (chat_only, tags)
+        if key in self._probs:
+            return self._probs[key]
+        active = self.active(chat_only=chat_only, tags=tags)
+        probs = None
+        if self.expected is not None and sum(active) >= 2:
+            probs = pair_distribution(self.expected, tau=self.tau, floor=self.floor, active=active)
+        if len(self._probs) < _MAX_CACHED_TAG_SETS:
+            self._probs[key] = probs
+        return probs
+
+
+def sampling_tau(config: SamplingConfig) -> float:
+    return math.inf if config.tau_seconds is None else float(config.tau_seconds)
+
+
+def served_providers() -> list[ModelProvider]:
+    """Enabled providers of public or private catalogue models (key present or not)."""
+    return list(
+        ModelProvider.objects.filter(enabled=True, model__visibility__in=SERVED_VISIBILITIES)
+        .select_related("model")
+        .order_by("model__key")
+    )
+
+
+def slot_for(provider: ModelProvider) -> Slot:
+    return Slot(
+        model_id=provider.model_id,
+        key=provider.model.key,
+        provider=ProviderConfig(
+            provider_id=provider.pk,
+            kind=provider.kind,
+            base_url=provider.base_url,
+            remote_model=provider.remote_model,
+            api_key_env=provider.api_key_env,
+            timeout_seconds=provider.timeout_seconds,
+            max_concurrency=provider.max_concurrency,
+        ),
+        tags=provider.tag_set,
+    )
+
+
+def latest_distribution() -> PairDistribution | None:
+    return PairDistribution.objects.order_by("-id").first()
+
+
+def fits_for(
+    slots: list[Slot] | tuple[Slot, ...], dist: PairDistribution | None, *, prior_weight: float
+) -> tuple[LogNormalFit, ...]:
+    """Each model's fit from the newest latency fit; a model it does not know (added since)
+    gets that fit's pooled prior, or the default prior when nothing was fitted yet."""
+    if dist is None:
+        prior = LogNormalPrior(DEFAULT_PRIOR.mu, DEFAULT_PRIOR.sigma, prior_weight)
+        known: dict[int, LogNormalFit] = {}
+    else:
+        prior = LogNormalPrior(dist.prior_mu, dist.prior_sigma, dist.prior_weight)
+        known = {
+            int(f["model_id"]): LogNormalFit(float(f["mu"]), float(f["sigma"]), int(f["n"]))
+            for f in dist.fits
+        }
+    return tuple(known.get(s.model_id, LogNormalFit(prior.mu, prior.sigma, 0)) for s in slots)
+
+
+def _load_state() -> ServingState:
+    config = SamplingConfig.current()
+    # A provider whose key variable is missing in this process would fail every call:
+    # it is not drawn at all (the admin shows the key as missing).
+    slots = tuple(slot_for(p) for p in served_providers() if p.key_present)
+    dist = latest_distribution()
+    fits = fits_for(slots, dist, prior_weight=config.prior_weight)
+    expected = pair_latency_matrix(fits).expected if len(slots) >= 2 else None
+    return ServingState(
+        slots=slots,
+        fits=fits,
+        expected=expected,
+        tau=sampling_tau(config),
+        floor=config.floor,
+        distribution_id=dist.pk if dist else None,
+    )
+
+
+_state: ServingState | None = None
+_state_lock = threading.Lock()
+
+
+def clear_serving_state() -> None:
+    global _state
+    _state = None
+
+
+def serving_state() -> ServingState:
+    """This process's serving state, reloaded when older than STATE_SECONDS.
+
+    One thread reloads while the others keep using the previous state; only the very first
+    load makes callers wait.
+    """
+    global _state
+    state = _state
+    if state is not None and time.monotonic() - state.loaded_at < STATE_SECONDS:
+        return state
+    if not _state_lock.acquire(blocking=state is None):
+        return state  # another thread is reloading; the old state is seconds old
+    try:
+        if _state is None or _state is state:
+            _state = run_db(_load_state)
+        return _state
+    finally:
+        _state_lock.release()
+
+
+# --- Latency fitting inputs ------------------------------------------------------------
+
+
+def recent_latencies(
+    *, model_ids: list[int], since: datetime, per_model: int
+) -> dict[int, list[float]]:
+    """Successful latencies (seconds) of completions this server served since ``since``,
+    at most the newest ``per_model`` of each model."""
+    ranked = (
+        CompletionLog.objects.filter(
+            served_by_us=True,
+            succeeded=True,
+            latency_ms__gt=0,
+            received_at__gte=since,
+            model_id__in=model_ids,
+        )
+        .annotate(
+            rank=Window(RowNumber(), partition_by=[F("model_id")], order_by=F("received_at").desc())
+        )
+        .filter(rank__lte=per_model)
+        .values_list("model_id", "latency_ms")
+    )
+    out: dict[int, list[float]] = {m: [] for m in model_ids}
+    for model_id, latency_ms in ranked:
+        out[model_id].append(latency_ms / 1000.0)
+    return out
+
+
+# --- What the admin shows --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SamplingTable:
+    """Pair probabilities and waits for a set of models under one (tau, floor)."""
+
+    models: list[dict]
+    pairs: list[dict]
+    median_wait_s: float
+    uniform_median_wait_s: float
+    p90_wait_s: float
+    uniform_p90_wait_s: float
+    mean_wait_s: float
+    uniform_mean_wait_s: float
+
+
+def sampling_table(
+    keys: list[str],
+    fits: tuple[LogNormalFit, ...] | list[LogNormalFit],
+    *,
+    tau: float,
+    floor: float,
+) -> SamplingTable | None:
+    """The pair table the endpoint draws from (None with fewer than two models)."""
+    if len(keys) < 2:
+        return None
+    lat = pair_latency_matrix(fits)
+    probs = pair_distribution(lat.expected, tau=tau, floor=floor)
+    uniform = pair_distribution(lat.expected, tau=math.inf, floor=floor)
+    med, p90 = experienced_latency_quantiles(fits, probs, [0.5, 0.9])
+    umed, up90 = experienced_latency_quantiles(fits, uniform, [0.5, 0.9])
+    k = len(keys)
+    share_uniform = 1.0 / (k * (k - 1) / 2)
+    pairs = [
+        {
+            "a": keys[i],
+            "b": keys[j],
+            "p": float(probs[i, j]),
+            "vs_uniform": float(probs[i, j] / share_uniform),
+            "expected_s": float(lat.expected[i, j]),
+            "median_s": float(lat.median[i, j]),
+        }
+        for i in range(k)
+        for j in range(i + 1, k)
+    ]
+    pairs.sort(key=lambda p: -p["p"])
+    shares = model_shares(probs)
+    models = [
+        {
+            "key": keys[i],
+            "n": fits[i].n,
+            "mu": fits[i].mu,
+            "sigma": fits[i].sigma,
+            "median_s": fits[i].median,
+            # Fraction of battles this model takes part in (the column sums to 2).
+            "battles": float(shares[i]),
+            "battles_pct": 100.0 * float(shares[i]),
+            "vs_uniform": float(shares[i] / (2.0 / k)),
+        }
+        for i in range(k)
+    ]
+    return SamplingTable(
+        models=models,
+        pairs=pairs,
+        median_wait_s=float(med),
+        uniform_median_wait_s=float(umed),
+        p90_wait_s=float(p90),
+        uniform_p90_wait_s=float(up90),
+        mean_wait_s=experienced_latency_mean(lat.expected, probs),
+        uniform_mean_wait_s=experienced_latency_mean(lat.expected, uniform),
+    )

@@ -1,0 +1,126 @@
+"""`POST /create_pair` and `POST /create_edit_pair`, as the public extension calls them.
+
+Synchronous DRF views: the provider calls run on the per-process engine loop (see
+``engine``), so the view thread only waits. Errors use the project's error shape
+(``ingest.errors``): 400 invalid, 429 throttled, 503 ``pair_unavailable`` (fewer than two
+servable models), 502 ``provider_error`` / 504 ``provider_timeout`` (a side failed and no
+substitute could be asked in time).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import APIException
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ingest.auth import AnonymousAllowed
+from ingest.throttles import PAIR_THROTTLES
+
+from . import services
+from .serializers import CreateEditPairSerializer, CreatePairSerializer
+
+ERRORS = {
+    400: OpenApiResponse(description="Invalid input; `message` names each field and the problem."),
+    413: OpenApiResponse(description="Body over the size limit."),
+    429: OpenApiResponse(description="Rate limited (per IP and per userId); see Retry-After."),
+    502: OpenApiResponse(
+        description="`provider_error`: a model failed and no substitute could be asked."
+    ),
+    503: OpenApiResponse(description="`pair_unavailable`: fewer than two servable models."),
+    504: OpenApiResponse(
+        description="`provider_timeout`: a model timed out and no substitute answered in time."
+    ),
+}
+
+_ITEM_COMMON = {
+    "userId": serializers.CharField(),
+    "timestamp": serializers.IntegerField(help_text="Seconds since the epoch."),
+    "prompt": serializers.CharField(),
+    "model": serializers.CharField(),
+    "pairIndex": serializers.IntegerField(help_text="0 = shown on top, 1 = bottom."),
+    "latency": serializers.FloatField(help_text="The model's answer time in seconds."),
+    "prefix": serializers.CharField(help_text="The prefix as trimmed and sent to the models."),
+    "suffix": serializers.CharField(help_text="The suffix as trimmed and sent to the models."),
+    "privacy": serializers.CharField(),
+}
+PAIR_RESPONSE = inline_serializer(
+    "CompletionPair",
+    {
+        "pairId": serializers.CharField(),
+        "completionItems": inline_serializer(
+            "CompletionPairItem",
+            {
+                "completionId": serializers.CharField(),
+                "pairCompletionId": serializers.CharField(),
+                "completion": serializers.CharField(help_text="Text to insert at the cursor."),
+                **_ITEM_COMMON,
+            },
+            many=True,
+        ),
+    },
+)
+EDIT_RESPONSE = inline_serializer(
+    "EditPair",
+    {
+        "pairId": serializers.CharField(),
+        "responseItems": inline_serializer(
+            "EditPairItem",
+            {
+                "responseId": serializers.CharField(),
+                "pairResponseId": serializers.CharField(),
+                "response": serializers.CharField(help_text="The rewritten selection."),
+                "language": serializers.CharField(),
+                "codeToEdit": serializers.CharField(),
+                "userInput": serializers.CharField(),
+                **_ITEM_COMMON,
+            },
+            many=True,
+        ),
+    },
+)
+
+
+class ServingFailed(APIException):
+    """A `services.ServingError` in the API's error shape."""
+
+    def __init__(self, error: services.ServingError):
+        super().__init__(detail=error.message, code=error.code)
+        self.status_code = error.status
+        self.default_code = error.code
+
+
+class _PairView(APIView):
+    permission_classes = [AnonymousAllowed]
+    throttle_classes = PAIR_THROTTLES
+
+
+class CreatePairView(_PairView):
+    @extend_schema(
+        request=CreatePairSerializer,
+        responses={200: PAIR_RESPONSE, **ERRORS},
+        summary="Extension: two completions from two models, top/bottom randomised",
+    )
+    def post(self, request):
+        serializer = CreatePairSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            return Response(services.create_pair(request=serializer.to_request()))
+        except services.ServingError as exc:
+            raise ServingFailed(exc) from None
+
+
+class CreateEditPairView(_PairView):
+    @extend_schema(
+        request=CreateEditPairSerializer,
+        responses={200: EDIT_RESPONSE, **ERRORS},
+        summary="Extension: two rewrites of the selection from two chat models",
+    )
+    def post(self, request):
+        serializer = CreateEditPairSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            return Response(services.create_edit_pair(request=serializer.to_request()))
+        except services.ServingError as exc:
+            raise ServingFailed(exc) from None
