@@ -1,0 +1,47 @@
+"""The pair path's database work runs on the few database threads, not the request thread."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from ingest.models import CompletionLog, Privacy
+from serving import dbwork, services
+from serving.selectors import clear_serving_state
+from tests.serving.conftest import SERVED, add_provider
+
+
+@pytest.mark.django_db(transaction=True)
+def test_request_thread_opens_no_database_connection(stub, secret_env, settings):
+    for key, (kind, remote) in SERVED.items():
+        add_provider(key, kind, remote, stub)
+    settings.SERVING_DB_THREADS = 2
+    clear_serving_state()
+    seen: dict = {}
+
+    def request_thread() -> None:
+        try:
+            seen["pair"] = services.create_pair(
+                request=services.PairRequest(
+                    pair_id="p-db", user_id="u", prefix="x = ", suffix="", privacy=Privacy.PRIVATE
+                )
+            )
+            seen["connected"] = connection.connection is not None
+        finally:
+            connection.close()
+
+    try:
+        thread = threading.Thread(target=request_thread)
+        thread.start()
+        thread.join(30)
+        assert seen["connected"] is False
+        assert len(seen["pair"]["completionItems"]) == 2
+        assert CompletionLog.objects.filter(pair_id="p-db").count() == 2
+        # Work ran on the named database threads.
+        names = dbwork.run_db(lambda: threading.current_thread().name)
+        assert names.startswith("serving-db")
+    finally:
+        dbwork.shutdown()
+        clear_serving_state()

@@ -1,0 +1,234 @@
+"""When a provider fails or is slow: substitutes, clear 5xx errors, no hanging; no secrets
+or Private code anywhere."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import pytest
+
+from ingest.models import CompletionCode, CompletionLog
+from serving.models import ModelProvider
+from tests.ingest.helpers import all_text_in_database
+from tests.serving.conftest import SECRET
+from tests.serving.test_create_pair import PREFIX, SUFFIX, post_pair
+
+
+@pytest.fixture
+def two(served):
+    """Only the chat model and Codestral are served."""
+    ModelProvider.objects.filter(model__key="deepseek-coder-fim").update(enabled=False)
+    return served
+
+
+def test_timeout_on_one_side_gets_a_substitute(api, served, stub, settings):
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.5
+    ModelProvider.objects.filter(model__key="codestral-2405").update(timeout_seconds=0.5)
+    stub.behave("stub-codestral", hang=True)
+    stub.behave("stub-gpt", latency=0.1)
+    stub.behave("stub-deepseek", latency=0.1)
+    for _ in range(8):  # enough draws that codestral is in some first pair
+        started = time.perf_counter()
+        response = post_pair(api)
+        elapsed = time.perf_counter() - started
+        assert response.status_code == 200, response.content
+        models = {i["model"] for i in response.json()["completionItems"]}
+        assert models == {"gpt-4o-2024-08-06", "deepseek-coder-fim"}
+        assert elapsed < 1.2
+    failed = CompletionLog.objects.filter(model__key="codestral-2405")
+    assert failed.exists()
+    assert all(not row.succeeded and row.served_by_us for row in failed)
+    assert all(row.pair_index is None for row in failed)
+    assert all(row.latency_ms == pytest.approx(500, abs=100) for row in failed)
+
+
+def test_substitute_keeps_the_failed_sides_position(api, served, stub, settings):
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
+    stub.behave("stub-codestral", status=500)
+    for _ in range(10):
+        response = post_pair(api)
+        assert response.status_code == 200, response.content
+        items = response.json()["completionItems"]
+        assert [i["pairIndex"] for i in items] == [0, 1]
+        assert "codestral-2405" not in {i["model"] for i in items}
+    # A failed call's pair id links it to the pair it was drawn for.
+    for row in CompletionLog.objects.filter(model__key="codestral-2405"):
+        assert row.pair_id and not row.succeeded
+
+
+def test_timeout_without_time_for_a_substitute_is_a_clear_504(api, two, stub, settings):
+    settings.SERVING_PAIR_DEADLINE_SECONDS = 1.0
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.5
+    stub.behave("stub-codestral", hang=True)
+    started = time.perf_counter()
+    response = post_pair(api)
+    elapsed = time.perf_counter() - started
+    assert response.status_code == 504, response.content
+    body = response.json()
+    assert body["error"] == "provider_timeout"
+    assert "codestral-2405" in body["message"] and "did not answer in time" in body["message"]
+    assert 1.0 <= elapsed < 1.6, elapsed  # the deadline, not the hang
+    rows = {r.model.key: r for r in CompletionLog.objects.all()}
+    assert rows["codestral-2405"].succeeded is False
+    assert rows["gpt-4o-2024-08-06"].succeeded is True  # its latency still counts
+
+
+def test_only_two_models_and_one_errors_is_a_502(api, two, stub):
+    stub.behave("stub-gpt", status=503)
+    response = post_pair(api)
+    assert response.status_code == 502, response.content
+    assert response.json()["error"] == "provider_error"
+    assert "HTTP 503" in response.json()["message"]
+
+
+def test_a_failing_pair_does_not_wait_for_the_slow_side(api, two, stub):
+    # One side fails at once with no substitute possible: the answer does not wait for the
+    # other side's 3 s.
+    stub.behave("stub-gpt", status=500)
+    stub.behave("stub-codestral", latency=3.0)
+    started = time.perf_counter()
+    response = post_pair(api)
+    assert response.status_code == 502
+    assert time.perf_counter() - started < 1.0
+
+
+def test_provider_at_its_concurrency_limit_is_substituted(api, served, stub, settings):
+    # max_concurrency=1 and a call already in flight: a second pair must not queue behind it.
+    import asyncio
+
+    from serving.engine import engine
+    from serving.selectors import serving_state
+
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
+    ModelProvider.objects.filter(model__key="gpt-4o-2024-08-06").update(max_concurrency=1)
+    stub.behave("stub-gpt", latency=1.0)
+    state = serving_state()
+    slot = next(s for s in state.slots if s.key == "gpt-4o-2024-08-06")
+    sem = engine()._semaphore(slot.provider)
+    # Hold the only slot from the engine's loop, as an in-flight call would.
+    asyncio.run_coroutine_threadsafe(sem.acquire(), engine().loop).result(5)
+    try:
+        for _ in range(6):
+            response = post_pair(api)
+            assert response.status_code == 200
+            assert "gpt-4o-2024-08-06" not in {
+                i["model"] for i in response.json()["completionItems"]
+            }
+    finally:
+        engine().loop.call_soon_threadsafe(sem.release)
+    assert stub.for_model("stub-gpt") == []
+    busy = CompletionLog.objects.filter(model__key="gpt-4o-2024-08-06")
+    assert busy.exists() and not any(r.succeeded for r in busy)
+
+
+def test_secrets_never_appear_in_responses_logs_or_database(api, two, stub, caplog, settings):
+    caplog.set_level(logging.DEBUG)
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
+    ok = post_pair(api)
+    stub.behave("stub-gpt", status=401)  # its error body echoes the Authorization header
+    failed = post_pair(api)
+    assert ok.status_code == 200 and failed.status_code == 502
+    # The key was really sent...
+    assert all(r.headers["authorization"] == f"Bearer {SECRET}" for r in stub.requests)
+    # ...and is nowhere else.
+    assert SECRET not in ok.content.decode() + failed.content.decode()
+    assert SECRET not in caplog.text
+    assert "Incorrect API key" not in caplog.text + failed.content.decode()
+    assert SECRET not in all_text_in_database()
+    from serving.models import ModelProvider as P
+
+    assert SECRET not in json.dumps(list(P.objects.values()), default=str)
+
+
+def test_admin_never_shows_the_secret(admin_client, two, stub):
+    provider = ModelProvider.objects.get(model__key="gpt-4o-2024-08-06")
+    page = admin_client.get(f"/admin/serving/modelprovider/{provider.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "STUB_PROVIDER_KEY" in html and "set" in html
+    assert SECRET not in html
+    listing = admin_client.get("/admin/serving/modelprovider/").content.decode()
+    assert SECRET not in listing
+
+
+def test_a_pasted_key_is_refused_as_the_variable_name(db, stub):
+    from django.core.exceptions import ValidationError
+
+    from tests.factories import ArenaModelFactory
+
+    provider = ModelProvider(
+        model=ArenaModelFactory(key="m-pasted"),
+        kind="openai_chat",
+        base_url="https://user:pw@example.com/v1",
+        remote_model="x",
+        api_key_env=SECRET,
+    )
+    with pytest.raises(ValidationError) as err:
+        provider.full_clean()
+    assert set(err.value.message_dict) == {"api_key_env", "base_url"}
+
+
+def test_missing_key_at_call_time_is_a_failure_not_a_leak(api, two, stub, monkeypatch, caplog):
+    from serving.selectors import serving_state
+
+    serving_state()  # loaded while the key was set
+    monkeypatch.delenv("STUB_PROVIDER_KEY")
+    response = post_pair(api)
+    assert response.status_code == 502
+    assert "no API key" in response.json()["message"]
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize("privacy", ["Private", "Debug"])
+def test_private_code_is_never_stored_or_logged(api, served, stub, caplog, privacy):
+    caplog.set_level(logging.DEBUG)
+    marker = "SECRET_ALGORITHM_7f3a"
+    stub.behave("stub-gpt", middle=f"{marker}_middle()")
+    stub.behave("stub-codestral", middle=f"{marker}_middle()")
+    stub.behave("stub-deepseek", middle=f"{marker}_middle()")
+    response = post_pair(api, prefix=f"def {marker}():\n    ", privacy=privacy)
+    assert response.status_code == 200
+    assert marker in response.json()["completionItems"][0]["completion"]  # shown to the user
+    assert CompletionLog.objects.count() == 2
+    assert CompletionCode.objects.count() == 0
+    assert marker not in all_text_in_database()
+    assert marker not in caplog.text
+
+
+def test_research_keeps_prompt_and_completion_of_shown_sides_only(api, served, stub, settings):
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
+    stub.behave("stub-codestral", status=500)
+    response = post_pair(api, privacy="Research")
+    assert response.status_code == 200
+    items = {i["completionId"]: i for i in response.json()["completionItems"]}
+    kept = {c.completion_id: c for c in CompletionCode.objects.all()}
+    assert set(kept) == set(items)
+    for cid, code in kept.items():
+        assert code.completion == items[cid]["completion"]
+        assert code.prompt == items[cid]["prompt"]
+        assert PREFIX in code.prompt and (SUFFIX in code.prompt or code.prompt == PREFIX)
+
+
+def test_unreachable_provider_is_substituted(api, served, stub, settings):
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
+    ModelProvider.objects.filter(model__key="codestral-2405").update(
+        base_url="http://127.0.0.1:9/v1"  # discard port: connection refused
+    )
+    for _ in range(6):
+        response = post_pair(api)
+        assert response.status_code == 200
+        assert "codestral-2405" not in {i["model"] for i in response.json()["completionItems"]}
+
+
+def test_answer_without_a_completion_is_a_failure_and_empty_text_is_not(api, two, stub):
+    stub.behave("stub-gpt", malformed=True)
+    response = post_pair(api)
+    assert response.status_code == 502
+    assert "answered without a completion" in response.json()["message"]
+    stub.behave("stub-gpt", raw="<CODE></CODE>")
+    stub.behave("stub-codestral", raw="")  # nothing to insert is a valid answer
+    response = post_pair(api)
+    assert response.status_code == 200, response.content
+    assert [i["completion"] for i in response.json()["completionItems"]] == ["", ""]
