@@ -34,6 +34,7 @@ def scatter(results: list[dict], source_name: str) -> dict:
                 customdata=[p["name"] for p in points],
                 mode="markers+text",
                 textposition="top center",
+                cliponaxis=False,  # labels of points at the edges stay readable
                 name=r["board"],
                 visible=i == 0,
                 hovertemplate=(
@@ -50,13 +51,32 @@ def scatter(results: list[dict], source_name: str) -> dict:
             f"Pearson {_fmt(pr['value'])}, n = {r['n']}"
         )
 
+    def x_range(r: dict) -> list[float] | None:
+        # Room on both sides for the model names written next to the points.
+        xs = [p["score"] for p in r["models"]]
+        if not xs:
+            return None
+        lo, hi = min(xs), max(xs)
+        pad = 0.18 * (hi - lo) if hi > lo else 1.0
+        return [lo - pad, hi + pad]
+
+    def heading(r: dict) -> dict:
+        return {
+            "text": title(r),
+            "font": {"size": 13},
+            "x": 0.01,
+            "xanchor": "left",
+            "y": 0.97,
+            "yref": "container",
+        }
+
     fig = go.Figure(traces)
     fig.update_layout(
-        title={"text": title(results[0]), "font": {"size": 13}},
-        xaxis_title=f"{source_name} score",
+        title=heading(results[0]),
+        xaxis={"title": f"{source_name} score", "range": x_range(results[0])},
         yaxis_title="Arena rating",
         showlegend=False,
-        **{**LAYOUT, "margin": {"l": 60, "r": 20, "t": 90, "b": 60}},
+        **{**LAYOUT, "margin": {"l": 60, "r": 30, "t": 100, "b": 60}},
     )
     if len(results) > 1:
         fig.update_layout(
@@ -64,15 +84,16 @@ def scatter(results: list[dict], source_name: str) -> dict:
                 {
                     "type": "dropdown",
                     "x": 0,
-                    "y": 1.22,
                     "xanchor": "left",
+                    "y": 1.03,
+                    "yanchor": "bottom",
                     "buttons": [
                         {
                             "label": r["board"],
                             "method": "update",
                             "args": [
                                 {"visible": [j == i for j in range(len(results))]},
-                                {"title": {"text": title(r), "font": {"size": 13}}},
+                                {"title": heading(r), "xaxis.range": x_range(r)},
                             ],
                         }
                         for i, r in enumerate(results)

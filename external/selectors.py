@@ -49,11 +49,11 @@ def _build(sid: int) -> dict | None:
     results = []
     for r in rows:
         source = r.board.source
-        notes = []
-        for p in r.points:
-            note = caveats.get((source.pk, p["name"]))
-            if note:
-                notes.append(f"{p['name']} → {p['model']}: {note}")
+        notes = [
+            {"name": p["name"], "model": p["model"], "note": caveats[(source.pk, p["name"])]}
+            for p in r.points
+            if (source.pk, p["name"]) in caveats
+        ]
         info = SOURCES.get(source.key)
         results.append(
             {

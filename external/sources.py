@@ -107,9 +107,8 @@ PUBLISHED_REFERENCE = {
         },
     ],
     "coding_note": (
-        "Chatbot Arena's coding category is not computed here: the public CSV scrape "
-        "(fboulnois/llm-leaderboard-csv) has only the overall text leaderboard and never had "
-        "a coding file."
+        "the public CSV scrape of Chatbot Arena (fboulnois/llm-leaderboard-csv) has only the "
+        "overall text leaderboard and never had a coding file."
     ),
 }
 

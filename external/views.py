@@ -21,7 +21,30 @@ def correlations(request):
     if data is not None:
         if chosen not in data["slices"]:
             raise Http404(f"No correlations for slice {chosen!r}")
-        results = [r for r in data["results"] if r["slice"] == chosen]
+        # Human-preference leaderboards first, then the static benchmarks.
+        results = sorted(
+            (r for r in data["results"] if r["slice"] == chosen),
+            key=lambda r: (r["kind"] != "preference", r["source_name"], r["board"]),
+        )
+        # Caveated matches as numbered footnotes instead of repeating them on every row.
+        # One footnote per (model, note), listing every spelling it covers.
+        spellings: dict[tuple[str, str], list[str]] = {}
+        for r in results:
+            for c in r["caveats"]:
+                names = spellings.setdefault((c["model"], c["note"]), [])
+                if c["name"] not in names:
+                    names.append(c["name"])
+        keys = list(spellings)
+        notes = [f"{', '.join(spellings[k])} → {k[0]}: {k[1]}" for k in keys]
+        results = [
+            {
+                **r,
+                "marks": ",".join(
+                    str(keys.index((c["model"], c["note"])) + 1) for c in r["caveats"]
+                ),
+            }
+            for r in results
+        ]
         by_source: dict[str, list[dict]] = {}
         for r in results:
             by_source.setdefault(r["source_name"], []).append(r)
@@ -33,6 +56,7 @@ def correlations(request):
         context.update(
             {
                 "results": results,
+                "notes": notes,
                 "slices": [{"key": k, "label": selectors.slice_label(k)} for k in data["slices"]],
                 "summary": [
                     {"board": row["board"], "cells": [row["cells"].get(k) for k in data["slices"]]}

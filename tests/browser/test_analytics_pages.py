@@ -62,8 +62,16 @@ def test_slices_page(live_server, analysed, page):
 def test_correlations_page(live_server, analysed, page):
     page.goto(live_server.url + "/correlations/")
     assert page.locator("#published").inner_text().count("0.62") == 1
-    rows = page.locator("#correlations tbody tr:not(.caveat)")
+    rows = page.locator("#correlations tbody tr")
     assert rows.count() == 14  # every demo board against the overall board
+    assert rows.first.inner_text().startswith("Chatbot Arena")  # human preference first
+    # DeepSeek V2.5 (four spellings, one note) and Codestral-22B-v0.1.
+    notes = page.locator("#caveats li").all_inner_texts()
+    assert len(notes) == 2
+    deepseek = next(n for n in notes if "→ deepseek-coder-fim" in n)
+    assert deepseek.startswith(
+        "Deepseek-v2.5, DeepSeek-V2.5, DeepSeek-V2.5 (Nov 2024), deepseek-v2.5"
+    )
     total, drawn = charts_rendered(page)
     assert total == 6 and drawn >= total  # a scatter per source, Spearman per slice
     # Each scatter labels its points with the models' names.

@@ -214,7 +214,8 @@ def test_api_shape_and_filters(api, correlated):
     assert set(one) >= {"board", "metric", "release", "n", "spearman", "pearson", "models"}
     assert set(one["spearman"]) == {"value", "ci_lower", "ci_upper", "p_value"}
     assert one["published_spearman"] == "0.48 (overall); 0.62 (coding)"
-    assert any("Deepseek-v2.5 → deepseek-coder-fim: Assumption" in c for c in one["caveats"])
+    deepseek = next(c for c in one["caveats"] if c["name"] == "Deepseek-v2.5")
+    assert deepseek["model"] == "deepseek-coder-fim" and "Assumption" in deepseek["note"]
     assert len(one["models"]) == one["n"]
     only = api.get("/api/v1/correlations?slice=overall&source=evalplus").json()["results"]
     assert {r["source"] for r in only} == {"evalplus"} and len(only) == 4
