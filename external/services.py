@@ -6,6 +6,7 @@
 * ``resolve_scores`` keeps each score's ``model`` in step with the alias table and the
   catalogue: an alias wins; otherwise a name equal to a catalogue key (or to one of its
   ``ModelAlias`` keys) matches; an alias without a model means "deliberately unmatched".
+  A model merged into another counts as that other model.
 * ``compute_correlations`` correlates the arena's ratings (overall and each task-type
   slice of a snapshot) with every active board and stores the results for that snapshot.
 """
@@ -106,6 +107,8 @@ def resolve_scores(*, source_ids: Iterable[int] | None = None) -> int:
     }
     catalogue = dict(ArenaModel.objects.values_list("key", "id"))
     catalogue.update(dict(ModelAlias.objects.values_list("key", "model_id")))
+    # A key merged into another model (moderation) counts as that model, as its votes do.
+    merged = lb_selectors.merge_targets()
     scores = ExternalScore.objects.select_related("board").only(
         "id", "name", "model_id", "match", "board__source_id"
     )
@@ -121,6 +124,7 @@ def resolve_scores(*, source_ids: Iterable[int] | None = None) -> int:
             model_id, match = catalogue[score.name], Match.KEY
         else:
             model_id, match = None, Match.NONE
+        model_id = merged.get(model_id, model_id) if model_id is not None else None
         if score.model_id != model_id or score.match != match:
             score.model_id, score.match = model_id, match
             changed.append(score)

@@ -184,3 +184,12 @@ def test_admin_pages_list_sources_boards_scores_and_aliases(staff_client, aliase
     source = ExternalSource.objects.get(key="evalplus")
     page = staff_client.get(f"/admin/external/externalsource/{source.pk}/change/")
     assert page.status_code == 200 and b"Codestral-22B-v0.1" in page.content
+
+
+def test_a_merged_key_counts_as_its_target(tmp_path, catalogue):
+    target = ArenaModel.objects.get(key="codestral-2405")
+    ArenaModel.objects.create(key="codestral-dup", display_name="dup", merged_into=target)
+    path = tmp_path / "rates.csv"
+    path.write_text("model,win_rate\ncodestral-dup,0.4\n")
+    import_scores(fmt="codearena", paths=[path])
+    assert ExternalScore.objects.get(name="codestral-dup").model == target
