@@ -153,7 +153,7 @@ def test_old_snapshots_are_thinned_to_one_per_day(simulated):
     from leaderboard.recompute import prune_snapshots
 
     snaps = [recompute(trigger="test") for _ in range(4)]
-    day = timezone.now() - timedelta(days=10)
+    day = (timezone.now() - timedelta(days=10)).replace(hour=6, minute=0)  # +0..2 h stays that day
     for i, s in enumerate(snaps[:3]):  # three on one old day, the newest kept
         Snapshot.objects.filter(pk=s.pk).update(computed_at=day + timedelta(hours=i))
     Snapshot.objects.create(status=Snapshot.Status.FAILED, computed_at=day, method="", error="x")
