@@ -8,22 +8,31 @@ fresh one per request costs ~4 ms here. So the pair path never touches the datab
 its own thread: the few reads and writes it needs (serving state, completion logs) run on
 ``SERVING_DB_THREADS`` threads, which keep their connections.
 
+`run_db` waits for the result (reads). `submit_db` does not (the completion logs: the
+answer does not depend on them, so they are written after it is sent); at most
+``_MAX_PENDING`` such writes wait per process, beyond that the caller waits for a free
+place (backpressure rather than an unbounded queue). `drain` waits for them (tests).
+
 ``SERVING_DB_THREADS = 0`` runs the work inline (the embedded SQLite default, and the test
 suite, whose test transactions are only visible to the thread that opened them).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import DatabaseError, connections
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+_MAX_PENDING = 2000
 
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -43,13 +52,15 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _job(fn: Callable[..., T], args: tuple, kwargs: dict) -> T:
-    # What Django does around a request: drop connections that broke or outlived
-    # CONN_MAX_AGE, so a long-lived thread recovers from a database restart.
-    close_old_connections()
     try:
         return fn(*args, **kwargs)
-    finally:
-        close_old_connections()
+    except DatabaseError:
+        # A broken connection (database restarted, network) stays broken in a long-lived
+        # thread: drop it, the next job connects afresh. (Django's per-request connection
+        # checks do not run on these threads; checking before every job would cost a round
+        # trip each time.)
+        connections.close_all()
+        raise
 
 
 def run_db(fn: Callable[..., T], /, *args, **kwargs) -> T:
@@ -59,9 +70,43 @@ def run_db(fn: Callable[..., T], /, *args, **kwargs) -> T:
     return _pool().submit(_job, fn, args, kwargs).result()
 
 
+_slots = threading.BoundedSemaphore(_MAX_PENDING)
+_pending: set[Future] = set()
+
+
+def _done(future: Future) -> None:
+    _slots.release()
+    with _lock:
+        _pending.discard(future)
+    exc = future.exception()
+    if exc is not None:
+        # The class only: database errors can quote the values they refused.
+        log.error("serving: background database write failed: %s", type(exc).__name__)
+
+
+def submit_db(fn: Callable[..., object], /, *args, **kwargs) -> None:
+    """Run ``fn`` on a database thread without waiting for it (inline when threads = 0)."""
+    if settings.SERVING_DB_THREADS <= 0:
+        fn(*args, **kwargs)
+        return
+    _slots.acquire()
+    future = _pool().submit(_job, fn, args, kwargs)
+    with _lock:
+        _pending.add(future)
+    future.add_done_callback(_done)
+
+
+def drain(timeout: float = 30.0) -> None:
+    """Wait until every write submitted so far is done."""
+    with _lock:
+        waiting = list(_pending)
+    wait(waiting, timeout=timeout)
+
+
 def shutdown() -> None:
     """Close every database thread's connections and stop the threads (tests, shutdown)."""
     global _executor
+    drain()
     with _lock:
         executor, _executor = _executor, None
     if executor is None or _pid != os.getpid():

@@ -1,10 +1,11 @@
 """Provider calls for the pair path: one asyncio loop per process, both sides at once.
 
 Django views here are synchronous (WSGI). A pair request hands its two calls to a
-per-process event loop running on a daemon thread, with one shared ``httpx.AsyncClient``
-(keep-alive connections to every provider), and blocks until the pair is settled. So the
-two calls run concurrently (the wait is the slower one, not the sum), a process can have
-hundreds of calls in flight on one thread, and the view's thread only sleeps meanwhile.
+per-process event loop running on a daemon thread, with a few small ``httpx.AsyncClient``
+pools per provider (keep-alive connections; see `_Shards`), and blocks until the pair is
+settled. So the two calls run concurrently (the wait is the slower one, not the sum), a
+process can have hundreds of calls in flight on one thread, and the view's thread only
+sleeps meanwhile.
 
 `serve_pair` settles one pair:
 
@@ -29,6 +30,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
+import ssl
 import threading
 import uuid
 from collections.abc import Callable
@@ -40,6 +42,8 @@ from .providers import Generation, Prompt, ProviderConfig, ProviderError, comple
 
 # Seconds the waiting thread allows beyond the deadline for the loop to hand back results.
 _GRACE = 2.0
+# Calls in flight per HTTP client (see _Shards).
+SHARD_CONNECTIONS = 16
 
 
 @dataclass(frozen=True)
@@ -91,8 +95,46 @@ PromptFor = Callable[[Slot], tuple[Prompt, Generation]]
 PickSubstitute = Callable[[Slot, frozenset[int]], Slot | None]
 
 
+class _Shards:
+    """A provider's HTTP clients, each kept to about ``SHARD_CONNECTIONS`` connections.
+
+    httpcore's connection pool does work proportional to (connections in the pool)^2 each
+    time a request starts or ends (``AsyncConnectionPool._assign_requests_to_connections``
+    counts all connections for every idle one). With one client and a few hundred calls in
+    flight, that bookkeeping alone saturated the loop thread (200 concurrent pairs took 6 s
+    instead of 1 s). Small pools keep it negligible: a call goes to the least busy client,
+    and a new client is added when all are at the shard size.
+    """
+
+    def __init__(self, tls: ssl.SSLContext) -> None:
+        self._tls = tls
+        self.clients: list[httpx.AsyncClient] = []
+        self.busy: list[int] = []
+
+    def acquire(self) -> int:
+        index = min(range(len(self.busy)), key=self.busy.__getitem__, default=-1)
+        if index < 0 or self.busy[index] >= SHARD_CONNECTIONS:
+            # Timeouts are enforced per call with asyncio (a total, not per read).
+            self.clients.append(
+                httpx.AsyncClient(
+                    timeout=None,
+                    verify=self._tls,
+                    limits=httpx.Limits(
+                        max_connections=None, max_keepalive_connections=SHARD_CONNECTIONS
+                    ),
+                )
+            )
+            self.busy.append(0)
+            index = len(self.busy) - 1
+        self.busy[index] += 1
+        return index
+
+    def release(self, index: int) -> None:
+        self.busy[index] -= 1
+
+
 class Engine:
-    """The per-process loop thread, HTTP client and per-provider concurrency limits."""
+    """The per-process loop thread, HTTP clients and per-provider concurrency limits."""
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -100,8 +142,10 @@ class Engine:
         self._thread = threading.Thread(target=self._run, name="serving-engine", daemon=True)
         self._thread.start()
         self._ready.wait()
-        self.http: httpx.AsyncClient = self._call(self._make_client(), 30.0)
-        # provider id -> (limit, semaphore); touched only on the loop thread.
+        # One TLS context for every client (building one costs milliseconds).
+        self._tls = ssl.create_default_context()
+        # provider id -> its clients; provider id -> (limit, semaphore). Loop thread only.
+        self._shards: dict[int, _Shards] = {}
         self._limits: dict[int, tuple[int, asyncio.Semaphore]] = {}
 
     def _run(self) -> None:
@@ -109,13 +153,11 @@ class Engine:
         self.loop.call_soon(self._ready.set)
         self.loop.run_forever()
 
-    async def _make_client(self) -> httpx.AsyncClient:
-        # No pool limit: concurrency is bounded per provider (max_concurrency) instead.
-        # Timeouts are enforced per call with asyncio (a total, not per read).
-        return httpx.AsyncClient(
-            timeout=None,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
-        )
+    def _client_shards(self, provider: ProviderConfig) -> _Shards:
+        shards = self._shards.get(provider.provider_id)
+        if shards is None:
+            shards = self._shards[provider.provider_id] = _Shards(self._tls)
+        return shards
 
     def _call(self, coro, timeout: float):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -137,15 +179,17 @@ class Engine:
         if sem.locked():
             attempt.error = ProviderError("busy", "at its concurrency limit")
             return attempt
+        shards = self._client_shards(slot.provider)
         async with sem:
             start = loop.time()
             budget = min(slot.provider.timeout_seconds, deadline - start)
+            shard = shards.acquire()
             try:
                 if budget <= 0:
                     raise TimeoutError
                 prompt, gen = prompt_for(slot)
                 async with asyncio.timeout(budget):
-                    attempt.raw = await complete(self.http, slot.provider, prompt, gen)
+                    attempt.raw = await complete(shards.clients[shard], slot.provider, prompt, gen)
             except TimeoutError:
                 attempt.error = ProviderError("timeout", f"no answer within {budget:.1f} s")
             except ProviderError as exc:
@@ -234,8 +278,13 @@ class Engine:
             raise PairTimeout from None
 
     def close(self) -> None:
+        async def close_clients() -> None:
+            for shards in self._shards.values():
+                for client in shards.clients:
+                    await client.aclose()
+
         with contextlib.suppress(Exception):
-            self._call(self.http.aclose(), 5.0)
+            self._call(close_clients(), 5.0)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5.0)
 

@@ -10,9 +10,9 @@
 4. ask both providers at once (``engine``); a failed side is replaced by a substitute drawn
    from the same distribution given the other side's model, while the deadline allows;
 5. clean up both answers (``prompts``);
-6. log every call with its latency through ``ingest.services.record_completion``
-   (``served_by_us=True``, ``succeeded``); code is stored only under Research privacy,
-   by that function;
+6. log every call with its latency through ``ingest.services.record_completions``
+   (``served_by_us=True``, ``succeeded``) on a database thread, without waiting for it;
+   code is stored only under Research privacy, by that function;
 7. answer in the extension's shape.
 
 `fit_pair_distribution` is the latency fit run by the Celery task and the admin.
@@ -28,15 +28,14 @@ from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from analysis.fim import estimate_tokens, trim_context
 from analysis.latency import fit_lognormal, pooled_prior, sample_pair
-from ingest.services import record_completion
+from ingest.services import record_completions
 from ingest.votes import CompletionIn
 
-from .dbwork import run_db
+from .dbwork import submit_db
 from .engine import (
     Attempt,
     PairOutcome,
@@ -260,12 +259,8 @@ def _log_calls(
             )
         )
 
-    def write() -> None:
-        with transaction.atomic():
-            for row in rows:
-                record_completion(completion=row)
-
-    run_db(write)
+    # Written after the answer is sent (see dbwork): the answer does not depend on it.
+    submit_db(record_completions, completions=rows)
 
 
 def _draw(state: ServingState, *, chat_only: bool, tags: frozenset[str]) -> np.ndarray:
