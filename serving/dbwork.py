@@ -10,8 +10,9 @@ its own thread: the few reads and writes it needs (serving state, completion log
 
 `run_db` waits for the result (reads). `submit_db` does not (the completion logs: the
 answer does not depend on them, so they are written after it is sent); at most
-``_MAX_PENDING`` such writes wait per process, beyond that the caller waits for a free
-place (backpressure rather than an unbounded queue). `drain` waits for them (tests).
+``_MAX_PENDING`` such writes wait per process, beyond that the caller waits up to a second
+for a free place and then drops the write (no unbounded queue, no hung web thread).
+`drain` waits for them (tests).
 
 ``SERVING_DB_THREADS = 0`` runs the work inline (the embedded SQLite default, and the test
 suite, whose test transactions are only visible to the thread that opened them).
@@ -33,6 +34,8 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 _MAX_PENDING = 2000
+# Seconds a web thread waits for a free place before dropping a write.
+_BACKLOG_WAIT = 1.0
 
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
@@ -89,7 +92,11 @@ def submit_db(fn: Callable[..., object], /, *args, **kwargs) -> None:
     if settings.SERVING_DB_THREADS <= 0:
         fn(*args, **kwargs)
         return
-    _slots.acquire()
+    if not _slots.acquire(timeout=_BACKLOG_WAIT):
+        # The database is not keeping up (or is down): drop this write rather than hold
+        # a web thread; latency statistics survive a gap.
+        log.warning("serving: database writes backlogged; a completion log was dropped")
+        return
     future = _pool().submit(_job, fn, args, kwargs)
     with _lock:
         _pending.add(future)

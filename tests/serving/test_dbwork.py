@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.db import connection
@@ -46,3 +47,15 @@ def test_request_thread_opens_no_database_connection(stub, secret_env, settings)
     finally:
         dbwork.shutdown()
         clear_serving_state()
+
+
+def test_backlogged_writes_are_dropped_not_waited_for(settings, monkeypatch, caplog):
+    settings.SERVING_DB_THREADS = 1
+    monkeypatch.setattr(dbwork, "_slots", threading.BoundedSemaphore(1))
+    monkeypatch.setattr(dbwork, "_BACKLOG_WAIT", 0.05)
+    dbwork._slots.acquire()  # the queue is full
+    ran = []
+    started = time.perf_counter()
+    dbwork.submit_db(ran.append, 1)
+    assert time.perf_counter() - started < 0.5
+    assert ran == [] and "backlogged" in caplog.text
