@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
-from django.http import Http404
+import hashlib
+from functools import wraps
+
+from django.core.cache import cache
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from . import charts, selectors
 from .aggregation import DIMENSIONS
+
+
+def cached_per_snapshot(view):
+    """Serve the rendered page from the cache until a new snapshot is published.
+
+    The pages carry nothing user-specific, and everything on them comes from the published
+    snapshot, so its id plus the full path identifies the HTML exactly.
+    """
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.method != "GET":
+            return view(request, *args, **kwargs)
+        path = hashlib.sha256(request.get_full_path().encode()).hexdigest()[:32]
+        key = f"lb:page:{selectors.published_snapshot_id()}:{path}"
+        body = cache.get(key)
+        if body is not None:
+            return HttpResponse(body)
+        response = view(request, *args, **kwargs)
+        if response.status_code == 200:
+            cache.set(key, response.content, selectors.BOARD_TTL)
+        return response
+
+    return wrapper
 
 
 def _category_choices() -> list[dict]:
@@ -21,6 +49,7 @@ def _category_choices() -> list[dict]:
     return out
 
 
+@cached_per_snapshot
 def leaderboard(request):
     category = request.GET.get("category", "overall")
     data = selectors.board(category=category)
@@ -59,6 +88,7 @@ def leaderboard(request):
     return render(request, "leaderboard/board.html", context)
 
 
+@cached_per_snapshot
 def model_detail(request, key: str):
     model = selectors.public_model(key)
     if model is None:
@@ -90,5 +120,6 @@ def model_detail(request, key: str):
     )
 
 
+@cached_per_snapshot
 def methodology(request):
     return render(request, "leaderboard/methodology.html", {"board": selectors.board()})

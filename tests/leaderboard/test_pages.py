@@ -60,3 +60,12 @@ def test_display_names_are_escaped(client, simulated):
 def test_methodology_page(client, db):
     r = client.get("/methodology/")
     assert r.status_code == 200 and b"upper-bound rank" in r.content
+
+
+def test_pages_are_cached_until_the_next_snapshot(client, simulated):
+    recompute(trigger="test")
+    first = client.get("/").content
+    ArenaModel.objects.filter(key="codestral-2405").update(display_name="Renamed Codestral")
+    assert client.get("/").content == first  # same snapshot: the cached page
+    recompute(trigger="test")
+    assert b"Renamed Codestral" in client.get("/").content
