@@ -194,8 +194,10 @@ class Engine:
                 attempt.error = ProviderError("timeout", f"no answer within {budget:.1f} s")
             except ProviderError as exc:
                 attempt.error = exc
-            except Exception as exc:
+            except Exception as exc:  # a bug in one call must not hang the pair
                 attempt.error = ProviderError("error", type(exc).__name__)
+            finally:
+                shards.release(shard)
             attempt.latency_s = loop.time() - start
         return attempt
 

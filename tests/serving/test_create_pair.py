@@ -229,3 +229,15 @@ def test_pair_requests_are_rate_limited_per_user(api, served, stub, settings):
     assert response.json()["error"] == "throttled"
     assert "Retry-After" in response.headers
     assert post_pair(api, userId="someone-else").status_code == 200
+
+
+def test_http_clients_are_reused_and_released(api, served, stub):
+    """Sequential pairs reuse one small client pool per provider; none stays marked busy."""
+    from serving.engine import engine
+
+    for _ in range(20):
+        assert post_pair(api).status_code == 200
+    for provider in served.values():
+        shards = engine()._shards[provider.pk]
+        assert shards.busy == [0] * len(shards.clients)
+        assert len(shards.clients) == 1
