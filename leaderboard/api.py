@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from ingest.throttles import READ_THROTTLES
 
-from . import selectors
+from . import hotcache, selectors
 
 CSV_FIELDS = (
     "rank",
@@ -46,6 +46,20 @@ def _board_csv(data: dict) -> str:
     for row in data["models"]:
         writer.writerow(row)
     return out.getvalue()
+
+
+def _render(key: str, sid: int, category: str, fmt: str) -> str | None:
+    body = cache.get(key)
+    if body is None:
+        data = selectors.board(category=category, snapshot_id=sid)
+        if data is None:
+            return None
+        if fmt == "csv":
+            body = _board_csv(data)
+        else:
+            body = json.dumps({k: data[k] for k in ("snapshot", "category", "models")})
+        cache.set(key, body, selectors.BOARD_TTL)
+    return body
 
 
 class _CachedReadView(APIView):
@@ -78,16 +92,9 @@ class LeaderboardAPI(_CachedReadView):
         if sid is None:
             raise NotFound("No leaderboard has been published yet.")
         key = f"lb:response:{sid}:{fmt}:{category}"
-        body = cache.get(key)
+        body = hotcache.get(key, lambda: _render(key, sid, category, fmt))
         if body is None:
-            data = selectors.board(category=category, snapshot_id=sid)
-            if data is None:
-                raise NotFound(f"Unknown category '{category}'; see /api/v1/categories.")
-            if fmt == "csv":
-                body = _board_csv(data)
-            else:
-                body = json.dumps({k: data[k] for k in ("snapshot", "category", "models")})
-            cache.set(key, body, selectors.BOARD_TTL)
+            raise NotFound(f"Unknown category '{category}'; see /api/v1/categories.")
         if fmt == "csv":
             response = HttpResponse(body, content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = (

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
+from . import hotcache
 from .models import ArenaModel, ModelAlias, Snapshot, SnapshotRow, SnapshotSlice, Visibility
 
 # Votes name models by key on every request; one catalogue read per few seconds per
@@ -42,7 +43,9 @@ def merge_targets() -> dict[int, int]:
 
 
 def _load() -> dict[str, CatalogueEntry]:
-    models = {pk: (key, vis) for pk, key, vis in ArenaModel.objects.values_list("id", "key", "visibility")}
+    models = {
+        pk: (key, vis) for pk, key, vis in ArenaModel.objects.values_list("id", "key", "visibility")
+    }
     target = merge_targets()
 
     def entry(pk: int) -> CatalogueEntry:
@@ -84,9 +87,15 @@ BOARD_TTL = 24 * 3600
 def snapshot_published(snapshot_id: int) -> None:
     """Point readers at a new snapshot; everything cached per snapshot id goes stale with it."""
     cache.set(PUBLISHED_KEY, snapshot_id, 300)
+    hotcache.set_published_id(snapshot_id)
 
 
 def published_snapshot_id() -> int | None:
+    """The published snapshot's id (per-process memo for a second, then the shared cache)."""
+    return hotcache.published_id(_read_published_id)
+
+
+def _read_published_id() -> int | None:
     sid = cache.get(PUBLISHED_KEY)
     if sid is None:
         sid = (

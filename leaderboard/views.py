@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
-from . import charts, selectors
+from . import charts, hotcache, selectors
 from .aggregation import DIMENSIONS
 
 
@@ -26,13 +26,23 @@ def cached_per_snapshot(view):
             return view(request, *args, **kwargs)
         path = hashlib.sha256(request.get_full_path().encode()).hexdigest()[:32]
         key = f"lb:page:{selectors.published_snapshot_id()}:{path}"
-        body = cache.get(key)
-        if body is not None:
-            return HttpResponse(body)
-        response = view(request, *args, **kwargs)
-        if response.status_code == 200:
-            cache.set(key, response.content, selectors.BOARD_TTL)
-        return response
+        rendered = []
+
+        def produce() -> bytes | None:
+            body = cache.get(key)
+            if body is None:
+                response = view(request, *args, **kwargs)
+                rendered.append(response)
+                if response.status_code != 200:
+                    return None
+                body = response.content
+                cache.set(key, body, selectors.BOARD_TTL)
+            return body
+
+        body = hotcache.get(key, produce)
+        if body is None:
+            return rendered[0]
+        return HttpResponse(body)
 
     return wrapper
 

@@ -29,15 +29,18 @@ def _clean_cache(request):
         return
     from django.core.cache import cache
 
+    from leaderboard import hotcache
     from leaderboard.selectors import clear_catalogue_cache
 
     # Throttle counters and cached boards live in the cache, and the catalogue cache is per
     # process and does not see test transactions roll back: no test may see another's.
     cache.clear()
     clear_catalogue_cache()
+    hotcache.clear()
     yield
     cache.clear()
     clear_catalogue_cache()
+    hotcache.clear()
 
 
 @pytest.fixture
