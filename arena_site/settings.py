@@ -120,8 +120,9 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
-if env.str("ARENA_CACHE", default="") == "dummy":
-    # Benchmarks only: measure the pages with every cache miss (benchmarks/bench_recompute.py).
+# Benchmarks only: measure the pages with every cache miss (benchmarks/bench_recompute.py).
+ARENA_LOCAL_CACHE = env.str("ARENA_CACHE", default="") != "dummy"
+if not ARENA_LOCAL_CACHE:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None

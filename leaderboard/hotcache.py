@@ -13,6 +13,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
+from django.conf import settings
+
 PUBLISHED_ID_SECONDS = 1.0
 MAX_ENTRIES = 512
 
@@ -23,6 +25,8 @@ _published: tuple[float, int | None] = (-1e9, None)
 
 def get(key: str, produce: Callable[[], object | None]) -> object | None:
     """The memoised value of `key`, produced (and kept unless None) on a miss."""
+    if not settings.ARENA_LOCAL_CACHE:
+        return produce()
     with _lock:
         if key in _entries:
             _entries.move_to_end(key)
@@ -40,7 +44,7 @@ def published_id(read: Callable[[], int | None]) -> int | None:
     global _published
     now = time.monotonic()
     at, sid = _published
-    if sid is not None and now - at < PUBLISHED_ID_SECONDS:
+    if settings.ARENA_LOCAL_CACHE and sid is not None and now - at < PUBLISHED_ID_SECONDS:
         return sid
     sid = read()
     _published = (now, sid)
