@@ -241,3 +241,11 @@ def test_http_clients_are_reused_and_released(api, served, stub):
         shards = engine()._shards[provider.pk]
         assert shards.busy == [0] * len(shards.clients)
         assert len(shards.clients) == 1
+
+
+def test_an_api_key_lifts_the_pair_throttles(keyed_api, served, stub, settings):
+    settings.ARENA_THROTTLE_RATES = {**settings.ARENA_THROTTLE_RATES, "pair_ip": "1/min"}
+    for _ in range(3):
+        assert post_pair(keyed_api).status_code == 200
+    bad = keyed_api.credentials(HTTP_AUTHORIZATION="Bearer arena_nope_nope")
+    assert bad is None and post_pair(keyed_api).status_code == 401
