@@ -177,7 +177,7 @@ def _serve(
             max_substitutes=MAX_SUBSTITUTES,
         )
     except PairTimeout:
-        log.error("pair %s: provider calls did not settle within the deadline", pair_id)
+        log.error("pair %r: provider calls did not settle within the deadline", pair_id)
         raise ProviderTimedOut(
             "The models did not answer within the pair deadline "
             f"({settings.SERVING_PAIR_DEADLINE_SECONDS:g} s)."
@@ -186,7 +186,7 @@ def _serve(
         if attempt.error is not None:
             # Model key, provider kind and a fixed reason only: no URL, body, code or key.
             log.warning(
-                "pair %s: %s (%s) failed after %.2f s: %s",
+                "pair %r: %s (%s) failed after %.2f s: %s",  # %r: the id is client text
                 pair_id,
                 attempt.slot.key,
                 attempt.slot.provider.kind,
