@@ -24,7 +24,10 @@ def trio(db):
 
 
 def battles(n, *, user, models, outcome=Outcome.A, start=None, gap=timedelta(minutes=5), **kw):
-    start = start or timezone.now() - timedelta(days=1)
+    # noon yesterday: a run of battles minutes apart stays on one UTC day
+    start = start or (timezone.now() - timedelta(days=1)).replace(
+        hour=12, minute=0, second=0, microsecond=0
+    )
     out = []
     for i in range(n):
         a, b = models[i % 3], models[(i + 1) % 3]
