@@ -3,6 +3,14 @@
 A key looks like `arena_<prefix>_<secret>`. The prefix finds the row; the hash of the
 whole key is compared in constant time. Keys are 190+ bits of randomness, so a fast hash
 is enough (no password stretching needed).
+
+Each web process keeps the rows of the keys it has seen for `CLIENT_CACHE_SECONDS` (5 s)
+and tallies their use in memory, writing the tally to the database at most once a minute
+per key and process. A keyed request thus costs no query and no Redis round trip. The
+price: a revocation (or a new per-key limit) takes effect at once in the process that
+made it (`revoke_api_key`, saving the row) and within 5 s in every other process; a
+process that stops loses at most its last minute of uncounted requests (`request_count`
+is a usage indicator, not an audit log).
 """
 
 from __future__ import annotations
@@ -10,11 +18,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
+import time
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
-from django.core.cache import cache
 from django.db.models import F
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
@@ -41,21 +52,51 @@ def _presented_key(request) -> str | None:
     return request.META.get("HTTP_X_API_KEY") or None
 
 
+CLIENT_CACHE_SECONDS = 5.0
+_clients: dict[str, tuple[float, ApiClient]] = {}  # key prefix -> (loaded at, row)
+_pending: dict[int, int] = {}  # client pk -> requests not yet written
+_flushed_at: dict[int, float] = {}  # client pk -> last write of its tally
+_lock = threading.Lock()
+
+
+def forget_client(prefix: str) -> None:
+    """Drop a key's cached row in this process (on revocation or any change of the row)."""
+    _clients.pop(prefix, None)
+
+
+def forget_all_clients() -> None:
+    _clients.clear()
+
+
+@receiver(post_save, sender=ApiClient)
+@receiver(post_delete, sender=ApiClient)
+def _client_changed(sender, instance: ApiClient, **kwargs) -> None:
+    forget_client(instance.key_prefix)
+
+
+def _client_for(prefix: str) -> ApiClient | None:
+    now = time.monotonic()
+    hit = _clients.get(prefix)
+    if hit is not None and now - hit[0] < CLIENT_CACHE_SECONDS:
+        return hit[1]
+    client = ApiClient.objects.filter(key_prefix=prefix).first()
+    if client is not None:  # unknown prefixes are not remembered: no unbounded growth
+        _clients[prefix] = (now, client)
+    return client
+
+
 def _note_use(client: ApiClient) -> None:
-    """Count a request; write the tally to the database at most once a minute per key."""
-    counter = f"apikey:n:{client.pk}"
-    if not cache.add(counter, 1, None):
-        try:
-            cache.incr(counter)
-        except ValueError:
-            cache.add(counter, 1, None)
-    if cache.add(f"apikey:flush:{client.pk}", 1, USAGE_FLUSH_SECONDS):
-        pending = cache.get(counter) or 0
-        if pending:
-            cache.decr(counter, pending)
-        ApiClient.objects.filter(pk=client.pk).update(
-            last_used_at=timezone.now(), request_count=F("request_count") + pending
-        )
+    """Count a request; write this process's tally to the database at most once a minute."""
+    now = time.monotonic()
+    with _lock:
+        _pending[client.pk] = _pending.get(client.pk, 0) + 1
+        if now - _flushed_at.get(client.pk, float("-inf")) < USAGE_FLUSH_SECONDS:
+            return
+        pending = _pending.pop(client.pk)
+        _flushed_at[client.pk] = now
+    ApiClient.objects.filter(pk=client.pk).update(
+        last_used_at=timezone.now(), request_count=F("request_count") + pending
+    )
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -68,7 +109,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         parts = key.split("_")
         if len(parts) < 3 or parts[0] != KEY_TAG:
             raise exceptions.AuthenticationFailed("Malformed API key.")
-        client = ApiClient.objects.filter(key_prefix=parts[1]).first()
+        client = _client_for(parts[1])
         if client is None or not hmac.compare_digest(client.key_hash, hash_key(key)):
             raise exceptions.AuthenticationFailed("Unknown API key.")
         if not client.is_active:

@@ -285,6 +285,10 @@ def issue_api_key(
 
 
 def revoke_api_key(*, client: ApiClient) -> None:
+    """Revoke a key: at once in this process, within auth.CLIENT_CACHE_SECONDS in the others."""
+    from .auth import forget_client
+
     ApiClient.objects.filter(pk=client.pk, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
+    forget_client(client.key_prefix)

@@ -1,20 +1,26 @@
-"""Fixed-window rate limits on the shared cache (Redis in deployments).
+"""Fixed-window rate limits on Redis (the Django cache in embedded mode).
 
-One atomic counter per (scope, identity, window): `add` creates it, `incr` bumps it. This
-costs one or two cache round trips and no per-request history, unlike DRF's default
-throttles, which keep a list of timestamps per client.
+One counter per (scope, identity, window). With `REDIS_URL` set, a throttle check is one
+pipelined round trip on the process's own Redis client (`ingest.redis_client`): for each
+counter, SET NX with the window's expiry, then INCR. A route's anonymous limits (per IP
+and per user id) are checked together in that one round trip. Without Redis (embedded
+mode) the counters live in the Django cache (`add`, then `incr`). Either way there is no
+per-request history, unlike DRF's default throttles, which keep a list of timestamps per
+client.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
 from .models import ApiClient
+from .redis_client import key_prefix, shared_redis
 
 _UNITS = {
     "s": 1,
@@ -29,30 +35,57 @@ _UNITS = {
     "day": 86400,
 }
 
+# (counter key without window, limit, period in seconds)
+Hit = tuple[str, int, int]
 
+
+@lru_cache(maxsize=64)
 def parse_rate(rate: str) -> tuple[int, int]:
     count, _, unit = rate.partition("/")
     return int(count), _UNITS[unit.strip().lower()]
 
 
-def _hit(key: str, limit: int, period: int) -> float | None:
-    """Count one request; return seconds to wait when over the limit, else None."""
-    now = time.time()
-    window_key = f"thr:{key}:{int(now // period)}"
+def _count_in_cache(window_key: str, period: int) -> int:
     if cache.add(window_key, 1, period + 1):
-        count = 1
+        return 1
+    try:
+        return cache.incr(window_key)
+    except ValueError:  # expired between add and incr
+        cache.add(window_key, 1, period + 1)
+        return 1
+
+
+def hit_many(hits: list[Hit]) -> float | None:
+    """Count one request against every limit; seconds to wait if any is exceeded, else None.
+
+    Every counter is bumped even when another one refuses, as DRF does when it runs each
+    throttle of a view in turn.
+    """
+    now = time.time()
+    windows = [(f"thr:{key}:{int(now // period)}", period) for key, _, period in hits]
+    client = shared_redis()
+    if client is not None:
+        prefix = key_prefix()
+        pipe = client.pipeline(transaction=False)
+        for window_key, period in windows:
+            full_key = f"{prefix}:{window_key}"
+            # The window's counter with its expiry if it is missing, then one more request.
+            pipe.set(full_key, 0, ex=period + 1, nx=True)
+            pipe.incr(full_key)
+        counts = pipe.execute()[1::2]
     else:
-        try:
-            count = cache.incr(window_key)
-        except ValueError:  # expired between add and incr
-            cache.add(window_key, 1, period + 1)
-            count = 1
-    if count > limit:
-        return period - (now % period)
-    return None
+        counts = [_count_in_cache(window_key, period) for window_key, period in windows]
+    waits = [
+        period - (now % period)
+        for (_, limit, period), count in zip(hits, counts, strict=True)
+        if count > limit
+    ]
+    return max(waits) if waits else None
 
 
 class _Throttle(BaseThrottle):
+    """Anonymous limits: one or more (rate name, identity) counters, checked in one go."""
+
     rate_name = ""
     _wait: float | None = None
 
@@ -62,14 +95,20 @@ class _Throttle(BaseThrottle):
     def identity(self, request) -> str | None:
         raise NotImplementedError
 
+    def hits(self, request) -> list[Hit]:
+        ident = self.identity(request)
+        if ident is None:
+            return []
+        limit, period = parse_rate(settings.ARENA_THROTTLE_RATES[self.rate_name])
+        return [(f"{self.rate_name}:{ident}", limit, period)]
+
     def allow_request(self, request, view) -> bool:
         if not self.applies(request):
             return True
-        ident = self.identity(request)
-        if ident is None:
+        hits = self.hits(request)
+        if not hits:
             return True
-        limit, period = parse_rate(settings.ARENA_THROTTLE_RATES[self.rate_name])
-        self._wait = _hit(f"{self.rate_name}:{ident}", limit, period)
+        self._wait = hit_many(hits)
         return self._wait is None
 
     def wait(self) -> float | None:
@@ -88,6 +127,15 @@ class _UserThrottle(_Throttle):
         if not isinstance(user_id, str) or not user_id:
             return None
         return hashlib.sha256(user_id.encode()).hexdigest()[:32]
+
+
+class _Combined(_Throttle):
+    """Several anonymous throttles counted in one round trip (same counters, same limits)."""
+
+    parts: tuple[type[_Throttle], ...] = ()
+
+    def hits(self, request) -> list[Hit]:
+        return [hit for part in self.parts for hit in part().hits(request)]
 
 
 class VoteIpThrottle(_IpThrottle):
@@ -110,6 +158,18 @@ class ReadIpThrottle(_IpThrottle):
     rate_name = "read_ip"
 
 
+class VoteThrottle(_Combined):
+    """Votes: per IP and per user id (`THROTTLE_VOTE_IP`, `THROTTLE_VOTE_USER`)."""
+
+    parts = (VoteIpThrottle, VoteUserThrottle)
+
+
+class PairThrottle(_Combined):
+    """Pair requests: per IP and per user id (`THROTTLE_PAIR_IP`, `THROTTLE_PAIR_USER`)."""
+
+    parts = (PairIpThrottle, PairUserThrottle)
+
+
 class ApiKeyThrottle(BaseThrottle):
     """The per-key limit an admin set on an API client (none = unlimited)."""
 
@@ -119,13 +179,13 @@ class ApiKeyThrottle(BaseThrottle):
         client = request.auth
         if not isinstance(client, ApiClient) or not client.rate_limit_per_minute:
             return True
-        self._wait = _hit(f"key:{client.pk}", client.rate_limit_per_minute, 60)
+        self._wait = hit_many([(f"key:{client.pk}", client.rate_limit_per_minute, 60)])
         return self._wait is None
 
     def wait(self) -> float | None:
         return self._wait
 
 
-VOTE_THROTTLES = [VoteIpThrottle, VoteUserThrottle, ApiKeyThrottle]
-PAIR_THROTTLES = [PairIpThrottle, PairUserThrottle, ApiKeyThrottle]
+VOTE_THROTTLES = [VoteThrottle, ApiKeyThrottle]
+PAIR_THROTTLES = [PairThrottle, ApiKeyThrottle]
 READ_THROTTLES = [ReadIpThrottle, ApiKeyThrottle]

@@ -1,0 +1,256 @@
+"""The vote hot path's shortcuts keep their promises (issue 2).
+
+- API keys: rows cached per process for a few seconds; a revocation works at once in the
+  revoking process and within the cache time everywhere; usage tallied in memory.
+- Throttles: counters on the process's own Redis client, one round trip per check, the
+  Django cache without Redis.
+- The vote trigger: at most one Redis look per process and window, and still every vote is
+  followed by a look within the window, so none waits longer than debounce + 1 s.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+
+import ingest.auth as auth
+import leaderboard.triggers as triggers
+from ingest.models import ApiClient, Battle
+from ingest.redis_client import shared_redis
+from ingest.services import issue_api_key, revoke_api_key
+from leaderboard import tasks
+from tests.ingest.test_native_api import vote
+
+URL = "/api/v1/battles"
+
+
+def post(client, body, url=URL):
+    return client.post(url, data=json.dumps(body), content_type="application/json")
+
+
+# --- API keys ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def keyed(api, models):
+    client, key = issue_api_key(name="hot path")
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return api, client
+
+
+def test_revocation_takes_effect_at_once_in_the_revoking_process(keyed):
+    api, client = keyed
+    assert post(api, vote(pair_id="a")).status_code == 201  # the row is cached now
+    revoke_api_key(client=client)
+    r = post(api, vote(pair_id="b"))
+    assert r.status_code == 401 and "revoked" in r.json()["message"]
+
+
+def test_revocation_by_another_process_takes_effect_within_the_cache_time(keyed, monkeypatch):
+    api, client = keyed
+    monkeypatch.setattr(auth, "CLIENT_CACHE_SECONDS", 0.3)
+    assert post(api, vote(pair_id="a")).status_code == 201
+    # Another process revoked it: this one does not know until its cached row expires.
+    ApiClient.objects.filter(pk=client.pk).update(revoked_at=timezone.now())
+    assert post(api, vote(pair_id="b")).status_code == 201
+    time.sleep(0.35)
+    assert post(api, vote(pair_id="c")).status_code == 401
+    assert set(Battle.objects.values_list("pair_id", flat=True)) == {"a", "b"}
+
+
+def test_saving_the_client_clears_its_cached_row(keyed):
+    api, client = keyed
+    assert post(api, vote(pair_id="a")).status_code == 201
+    client.rate_limit_per_minute = 1  # an admin sets a limit: seen at once, not in 5 s
+    client.save()
+    codes = [post(api, vote(pair_id=p)).status_code for p in ("b", "c")]
+    assert codes == [201, 429]
+
+
+def test_usage_is_tallied_in_memory_and_written_once_a_minute(keyed, monkeypatch):
+    api, client = keyed
+    for i in range(3):
+        assert post(api, vote(pair_id=f"u{i}")).status_code == 201
+    client.refresh_from_db()
+    assert client.request_count == 1  # the first request writes, the next two wait
+    monkeypatch.setattr(auth, "USAGE_FLUSH_SECONDS", 0)
+    assert post(api, vote(pair_id="u3")).status_code == 201
+    client.refresh_from_db()
+    assert client.request_count == 4 and client.last_used_at is not None
+
+
+def test_unknown_prefixes_are_not_cached(api, models):
+    api.credentials(HTTP_AUTHORIZATION="Bearer arena_ffffffff_nope")
+    assert post(api, vote()).status_code == 401
+    assert "ffffffff" not in auth._clients
+
+
+# --- Throttles ----------------------------------------------------------------------------
+
+
+def test_throttle_counters_live_on_the_direct_client(api, models):
+    r = shared_redis()
+    assert post(api, vote()).status_code == 201
+    keys = sorted(k.decode() for k in r.keys("arena:thr:*"))
+    assert [k.split(":")[2] for k in keys] == ["vote_ip", "vote_user"]
+    for k in keys:
+        assert r.get(k) == b"1" and 0 < r.ttl(k) <= 61
+
+
+def test_a_throttle_check_is_one_round_trip(api, models, monkeypatch):
+    import redis
+
+    calls = []
+    real = redis.client.Pipeline.execute
+    with monkeypatch.context() as m:
+        m.setattr(
+            redis.client.Pipeline, "execute", lambda self, *a, **k: calls.append(1) or real(self)
+        )
+        m.setattr(redis.Redis, "execute_command", lambda *a, **k: pytest.fail("a lone command"))
+        assert post(api, vote()).status_code == 201
+    assert calls == [1]  # per IP and per user in one pipeline
+
+
+def test_throttles_use_the_django_cache_without_redis(api, models, settings):
+    settings.REDIS_URL = ""  # embedded mode
+    settings.ARENA_THROTTLE_RATES = {**settings.ARENA_THROTTLE_RATES, "vote_user": "2/min"}
+    codes = [post(api, vote(pair_id=f"e{i}")).status_code for i in range(3)]
+    assert codes == [201, 201, 429]
+    assert shared_redis() is None
+    window = int(time.time() // 60)
+    assert cache.get(f"thr:vote_user:{_user_ident('machine-123')}:{window}") == 3
+
+
+def _user_ident(user_id: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(user_id.encode()).hexdigest()[:32]
+
+
+# --- The vote trigger -------------------------------------------------------------------
+
+
+@pytest.fixture
+def trigger(settings, monkeypatch):
+    """votes_arrived on, a short window, and a record of looks and scheduled recomputes."""
+    settings.RECOMPUTE_ON_VOTES = True
+    settings.RECOMPUTE_DEBOUNCE_SECONDS = 30
+    monkeypatch.setattr(triggers, "LOCAL_CHECK_SECONDS", 0.2)
+    looks: list[float] = []
+    scheduled: list[float] = []
+    claim = triggers._claim_pending
+
+    def counting_claim(key, timeout):
+        looks.append(time.monotonic())
+        return claim(key, timeout)
+
+    monkeypatch.setattr(triggers, "_claim_pending", counting_claim)
+    monkeypatch.setattr(
+        tasks.recompute_leaderboard,
+        "apply_async",
+        lambda *a, **k: scheduled.append(time.monotonic()),
+    )
+    _reset_trigger()
+    yield looks, scheduled
+    _reset_trigger()
+
+
+def _reset_trigger():
+    with triggers._lock:
+        if triggers._trailing is not None:
+            triggers._trailing.cancel()
+        triggers._trailing = None
+        triggers._looked_at = float("-inf")
+
+
+def _wait_for(predicate, timeout: float = 3.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_flag_is_the_cache_key_the_task_clears(trigger):
+    triggers.votes_arrived()
+    assert cache.get(tasks.PENDING_KEY) == 1
+    assert shared_redis().ttl(cache.make_key(tasks.PENDING_KEY)) > 30
+    cache.delete(tasks.PENDING_KEY)  # what the recompute does before it reads
+    assert shared_redis().get(cache.make_key(tasks.PENDING_KEY)) is None
+
+
+def test_one_look_per_window_and_one_trailing_look(trigger):
+    looks, scheduled = trigger
+    for _ in range(20):
+        triggers.votes_arrived()
+    assert len(looks) == 1 and len(scheduled) == 1
+    _wait_for(lambda: len(looks) == 2)
+    time.sleep(0.3)
+    assert len(looks) == 2  # the 19 later votes shared one trailing look
+    assert len(scheduled) == 1  # the flag was still set: the recompute is pending
+
+
+def test_vote_after_the_recompute_started_reading_gets_another(trigger):
+    _looks, scheduled = trigger
+    triggers.votes_arrived()  # vote A: flag set, recompute 1 scheduled
+    cache.delete(tasks.PENDING_KEY)  # recompute 1 starts reading
+    voted = time.monotonic()
+    triggers.votes_arrived()  # vote B: inside the window, no look of its own
+    assert len(scheduled) == 1
+    _wait_for(lambda: len(scheduled) == 2)
+    assert scheduled[1] - voted <= triggers.LOCAL_CHECK_SECONDS + 0.15
+
+
+def test_every_vote_is_followed_by_a_look_within_the_window(trigger):
+    """Votes from several threads at random moments, with recomputes clearing the flag."""
+    looks, _scheduled = trigger
+    window = triggers.LOCAL_CHECK_SECONDS
+    votes: list[float] = []
+    stop = time.monotonic() + 1.5
+
+    def voter(seed):
+        rng = random.Random(seed)
+        while time.monotonic() < stop:
+            votes.append(time.monotonic())  # recorded before the call: the commit time
+            triggers.votes_arrived()
+            time.sleep(rng.choice([0.0, 0.001, 0.01, 0.05, 0.15, 0.3]))
+
+    def recomputes():
+        rng = random.Random(99)
+        while time.monotonic() < stop:
+            time.sleep(rng.uniform(0.05, 0.4))
+            cache.delete(tasks.PENDING_KEY)
+
+    threads = [threading.Thread(target=voter, args=(i,)) for i in range(4)]
+    threads.append(threading.Thread(target=recomputes))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    time.sleep(window + 0.2)  # the last trailing look
+    assert len(looks) < len(votes) / 4
+    slack = 0.1  # timer and scheduling latency
+    late = [v for v in votes if not any(v <= look <= v + window + slack for look in looks)]
+    assert not late, f"{len(late)} of {len(votes)} votes had no look within the window"
+
+
+def test_a_pending_trailing_look_runs_at_exit(trigger):
+    looks, _ = trigger
+    triggers.votes_arrived()
+    triggers.votes_arrived()
+    assert triggers._trailing is not None and len(looks) == 1
+    triggers._flush()
+    assert len(looks) == 2 and triggers._trailing is None
+
+
+def test_without_a_debounce_every_vote_looks(trigger, settings):
+    looks, _scheduled = trigger
+    settings.RECOMPUTE_DEBOUNCE_SECONDS = 0  # no debounce: every vote looks
+    for _ in range(3):
+        triggers.votes_arrived()
+    assert len(looks) == 3 and triggers._trailing is None
