@@ -72,3 +72,12 @@ def keyed_api(api_key):
     c = APIClient()
     c.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
     return c
+
+
+@pytest.fixture
+def celery_worker(transactional_db, settings, monkeypatch):
+    """A real Celery worker process on Redis, consuming this test's private queue."""
+    from tests.celery_worker import running_worker
+
+    with running_worker(redis_url=settings.REDIS_URL, monkeypatch=monkeypatch) as proc:
+        yield proc

@@ -3,75 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
-from arena_site.celery import app as celery_app
 from leaderboard.locks import single_flight
 from leaderboard.models import RatingConfig, Snapshot
 from leaderboard.selectors import board
 from leaderboard.services import seed_demo_catalogue
 from leaderboard.tasks import recompute_leaderboard
+from tests.celery_worker import wait_for
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def worker(transactional_db, settings, monkeypatch):
-    """A real `celery worker` process on the test database and a private queue."""
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
-        "REDIS_URL": settings.REDIS_URL,
-        "CELERY_QUEUE": queue,
-        "RECOMPUTE_DEBOUNCE_SECONDS": "1",
-    }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "arena_site",
-            "worker",
-            "--pool=solo",
-            "-Q",
-            queue,
-            "--loglevel=INFO",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.time() + 30
-    lines = []
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        lines.append(line)
-        if "ready." in line:
-            break
-    else:
-        proc.kill()
-        pytest.fail("Celery worker did not start:\n" + "".join(lines))
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 def vote(i: int, outcome: str) -> dict:
@@ -86,17 +29,7 @@ def vote(i: int, outcome: str) -> dict:
     }
 
 
-def wait_for(predicate, timeout: float = 60.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError("timed out")
-
-
-def test_votes_posted_through_the_api_appear_on_the_next_board(worker, keyed_api, settings):
+def test_votes_posted_through_the_api_appear_on_the_next_board(celery_worker, keyed_api, settings):
     settings.RECOMPUTE_ON_VOTES = True
     settings.RECOMPUTE_DEBOUNCE_SECONDS = 1
     seed_demo_catalogue()
