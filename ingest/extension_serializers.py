@@ -92,8 +92,17 @@ class _OutcomeBase(serializers.Serializer):
     )
     username = serializers.CharField(max_length=256, required=False, allow_blank=True)
 
-    def _latency_ms(self, item: dict) -> float | None:
-        return None if item.get("latency") is None else item["latency"] * 1000.0
+    def to_vote(self) -> VoteIn:
+        return self.vote_from(self.validated_data)
+
+    @classmethod
+    def vote_from(cls, d: dict) -> VoteIn:
+        """The vote of validated data (`validated_data`, or ingest.validation's result)."""
+        raise NotImplementedError
+
+
+def _latency_ms(item: dict) -> float | None:
+    return None if item.get("latency") is None else item["latency"] * 1000.0
 
 
 class CompletionOutcomeSerializer(_OutcomeBase):
@@ -106,8 +115,8 @@ class CompletionOutcomeSerializer(_OutcomeBase):
         attrs["completionItems"] = _pair_items(attrs["completionItems"], "completionItems")
         return attrs
 
-    def to_vote(self) -> VoteIn:
-        d = self.validated_data
+    @classmethod
+    def vote_from(cls, d: dict) -> VoteIn:
         top, bottom = d["completionItems"]
         return VoteIn(
             pair_id=d["pairId"],
@@ -119,8 +128,8 @@ class CompletionOutcomeSerializer(_OutcomeBase):
             privacy=d["privacy"],
             source=BattleSource.EXTENSION,
             file_type=d["fileType"],
-            latency_a_ms=self._latency_ms(top),
-            latency_b_ms=self._latency_ms(bottom),
+            latency_a_ms=_latency_ms(top),
+            latency_b_ms=_latency_ms(bottom),
             prefix_chars=_chars(top, "prefix", "prefix_length"),
             suffix_chars=_chars(top, "suffix", "suffix_length"),
             client_version=d["version"],
@@ -151,8 +160,8 @@ class EditOutcomeSerializer(_OutcomeBase):
         attrs["responseItems"] = _pair_items(attrs["responseItems"], "responseItems")
         return attrs
 
-    def to_vote(self) -> VoteIn:
-        d = self.validated_data
+    @classmethod
+    def vote_from(cls, d: dict) -> VoteIn:
         top, bottom = d["responseItems"]
         outcome = {0: Outcome.A, 1: Outcome.B, -2: Outcome.BOTH_BAD}[d["acceptedIndex"]]
         return VoteIn(
@@ -165,8 +174,8 @@ class EditOutcomeSerializer(_OutcomeBase):
             privacy=d["privacy"],
             source=BattleSource.EXTENSION,
             file_type=d["fileType"] or top.get("language", ""),
-            latency_a_ms=self._latency_ms(top),
-            latency_b_ms=self._latency_ms(bottom),
+            latency_a_ms=_latency_ms(top),
+            latency_b_ms=_latency_ms(bottom),
             prefix_chars=len(top["prefix"]) or None,
             suffix_chars=len(top["suffix"]) or None,
             client_version=d["version"],
@@ -194,7 +203,10 @@ class AddCompletionSerializer(CompletionItemSerializer):
     pairId = serializers.CharField(required=False, allow_blank=True, **_id)
 
     def to_completion(self) -> CompletionIn:
-        d = self.validated_data
+        return self.completion_from(self.validated_data)
+
+    @staticmethod
+    def completion_from(d: dict) -> CompletionIn:
         return CompletionIn(
             completion_id=d["completionId"],
             model_id=d["model"].id,

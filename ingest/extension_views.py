@@ -24,6 +24,7 @@ from .extension_serializers import (
 )
 from .services import pseudonymise_user, record_battle, record_completion, record_single_outcome
 from .throttles import READ_THROTTLES, VOTE_THROTTLES
+from .validation import validator_for
 from .views import ERRORS, client_ip
 from .votes import CompletionIn
 
@@ -36,13 +37,12 @@ class _ExtensionView(APIView):
 
 
 class _OutcomeView(_ExtensionView):
-    serializer_class: type[serializers.Serializer]
+    serializer_class: type[CompletionOutcomeSerializer | EditOutcomeSerializer]
 
     def put(self, request):
-        serializer = self.serializer_class(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validator_for(self.serializer_class).validate(request.data)
         result = record_battle(
-            vote=serializer.to_vote(), client=request.auth, ip=client_ip(request)
+            vote=self.serializer_class.vote_from(data), client=request.auth, ip=client_ip(request)
         )
         return Response({"status": "success", "created": result.created})
 
@@ -72,9 +72,8 @@ class AddCompletionView(_ExtensionView):
         summary="Extension: a completion was shown",
     )
     def put(self, request):
-        serializer = AddCompletionSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        created = record_completion(completion=serializer.to_completion())
+        data = validator_for(AddCompletionSerializer).validate(request.data)
+        created = record_completion(completion=AddCompletionSerializer.completion_from(data))
         return Response({"status": "success", "created": created})
 
 
@@ -85,9 +84,7 @@ class SingleOutcomeView(_ExtensionView):
         summary="Extension: the only completion shown was accepted",
     )
     def put(self, request):
-        serializer = SingleOutcomeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        d = serializer.validated_data
+        d = validator_for(SingleOutcomeSerializer).validate(request.data)
         created = record_single_outcome(
             completion=CompletionIn(
                 completion_id=d["completionId"],

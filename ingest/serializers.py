@@ -60,7 +60,11 @@ class BattleSerializer(serializers.Serializer):
         return attrs
 
     def to_vote(self, *, source: str = BattleSource.API) -> VoteIn:
-        d = self.validated_data
+        return self.vote_from(self.validated_data, source=source)
+
+    @staticmethod
+    def vote_from(d: dict, *, source: str = BattleSource.API) -> VoteIn:
+        """The vote of validated data (`validated_data`, or ingest.validation's result)."""
         prefix, suffix = d["prefix"], d["suffix"]
         return VoteIn(
             pair_id=d["pair_id"],

@@ -20,6 +20,7 @@ from .serializers import (
 )
 from .services import BatchRejected, record_battle, record_battles
 from .throttles import VOTE_THROTTLES
+from .validation import validator_for
 
 
 def client_ip(request) -> str | None:
@@ -46,16 +47,16 @@ class BattleView(APIView):
         "nothing; the same `pair_id` with a different vote answers 409.",
     )
     def post(self, request):
-        serializer = BattleSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        source = BattleSource.API
+        data = validator_for(BattleSerializer).validate(request.data)
         result = record_battle(
-            vote=serializer.to_vote(source=source), client=request.auth, ip=client_ip(request)
+            vote=BattleSerializer.vote_from(data, source=BattleSource.API),
+            client=request.auth,
+            ip=client_ip(request),
         )
         return Response(
             {
                 "status": "created" if result.created else "duplicate",
-                "pair_id": serializer.validated_data["pair_id"],
+                "pair_id": data["pair_id"],
                 "battle_id": result.battle_id,
             },
             status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
@@ -89,12 +90,13 @@ class BattleBatchView(APIView):
                 }
             )
         votes, errors = [], {}
+        validator = validator_for(BattleSerializer)
         for i, item in enumerate(items):
-            s = BattleSerializer(data=item)
-            if s.is_valid():
-                votes.append(s.to_vote(source=BattleSource.API))
+            data, item_errors = validator.errors_or_data(item)
+            if item_errors is not None:
+                errors[i] = item_errors
             else:
-                errors[i] = s.errors
+                votes.append(BattleSerializer.vote_from(data, source=BattleSource.API))
         if errors:
             raise BatchRejected(errors, conflict=False)
         result = record_battles(votes=votes, client=request.auth, ip=client_ip(request))
