@@ -8,23 +8,14 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
-from rest_framework.renderers import JSONRenderer
-from rest_framework.views import APIView
 
-from ingest.throttles import READ_THROTTLES
 from leaderboard import selectors as lb_selectors
+from leaderboard.api import CachedReadView
 
 from . import selectors
 
 
-class CorrelationsAPI(APIView):
-    authentication_classes: list = []
-    permission_classes: list = []
-    throttle_classes = READ_THROTTLES
-
-    def perform_content_negotiation(self, request, force=False):
-        # The body is pre-rendered JSON (cached per snapshot), like the leaderboard API.
-        return (JSONRenderer(), "application/json")
+class CorrelationsAPI(CachedReadView):
 
     @extend_schema(
         summary="Correlations of the arena's ratings with external leaderboards",

@@ -62,7 +62,9 @@ def _render(key: str, sid: int, category: str, fmt: str) -> str | None:
     return body
 
 
-class _CachedReadView(APIView):
+class CachedReadView(APIView):
+    """A public read: no auth, the read throttle, bodies pre-rendered as JSON or CSV."""
+
     authentication_classes: list = []
     permission_classes: list = []
     throttle_classes = READ_THROTTLES
@@ -72,7 +74,7 @@ class _CachedReadView(APIView):
         return (JSONRenderer(), "application/json")
 
 
-class LeaderboardAPI(_CachedReadView):
+class LeaderboardAPI(CachedReadView):
     @extend_schema(
         summary="The published leaderboard of a category",
         parameters=[
@@ -104,7 +106,7 @@ class LeaderboardAPI(_CachedReadView):
         return HttpResponse(body, content_type="application/json")
 
 
-class CategoriesAPI(_CachedReadView):
+class CategoriesAPI(CachedReadView):
     @extend_schema(
         summary="The slices of the published board", responses={200: OpenApiTypes.OBJECT}
     )

@@ -23,15 +23,13 @@ from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
-from rest_framework.renderers import JSONRenderer
-from rest_framework.views import APIView
 
 from analysis.labels import CONTEXT_BUCKETS, TASK_TYPES
 from analysis.slice_test import PairCounts, slice_test
-from ingest.throttles import READ_THROTTLES
 
 from . import selectors
 from .aggregation import DIMENSIONS
+from .api import CachedReadView
 from .charts import LAYOUT
 from .models import SnapshotRow, SnapshotSlice
 
@@ -269,13 +267,7 @@ def slices(request):
     )
 
 
-class SlicesAPI(APIView):
-    authentication_classes: list = []
-    permission_classes: list = []
-    throttle_classes = READ_THROTTLES
-
-    def perform_content_negotiation(self, request, force=False):
-        return (JSONRenderer(), "application/json")
+class SlicesAPI(CachedReadView):
 
     @extend_schema(
         summary="Win rates by slice and whether the slice changes the ranking",
