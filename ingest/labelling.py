@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from analysis.labels import LABELER_VERSION, label_context
 
 from .votes import VoteIn
 
 
-def label_fields(vote: VoteIn) -> dict:
-    """Battle columns holding the slice labels of `vote` (works for every privacy level)."""
-    labels = label_context(
-        file_type=vote.file_type, prefix=vote.code.prefix, suffix=vote.code.suffix
-    )
+def _columns(labels, *, has_context: bool) -> dict:
     return {
         "language": labels.programming_language,
         "natural_language": labels.natural_language,
-        "context_tokens": labels.context_tokens if (vote.code.prefix or vote.code.suffix) else None,
-        "context_bucket": labels.context_bucket
-        if (vote.code.prefix or vote.code.suffix)
-        else "unknown",
+        "context_tokens": labels.context_tokens if has_context else None,
+        "context_bucket": labels.context_bucket if has_context else "unknown",
         "task_type": labels.task_type,
         "labeler_version": LABELER_VERSION,
     }
+
+
+@lru_cache(maxsize=256)
+def _columns_without_code(file_type: str) -> dict:
+    # Without a prefix or suffix the labels depend on the file type alone (most batch and
+    # extension posts that send lengths only, every Private vote without code), so the
+    # classifiers need not run again for each vote. Bounded: file types are few, and an
+    # odd one only evicts another.
+    return _columns(label_context(file_type=file_type, prefix="", suffix=""), has_context=False)
+
+
+def label_fields(vote: VoteIn) -> dict:
+    """Battle columns holding the slice labels of `vote` (works for every privacy level)."""
+    prefix, suffix = vote.code.prefix, vote.code.suffix
+    if not (prefix or suffix):
+        return dict(_columns_without_code(vote.file_type))  # a copy: callers may change it
+    labels = label_context(file_type=vote.file_type, prefix=prefix, suffix=suffix)
+    return _columns(labels, has_context=True)

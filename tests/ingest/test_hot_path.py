@@ -6,6 +6,7 @@
   Django cache without Redis.
 - The vote trigger: at most one Redis look per process and window, and still every vote is
   followed by a look within the window, so none waits longer than debounce + 1 s.
+- Storing: the raw INSERT writes the same row as the ORM; a dead connection is replaced.
 """
 
 from __future__ import annotations
@@ -15,16 +16,20 @@ import random
 import threading
 import time
 
+import psycopg
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.utils import timezone
 
 import ingest.auth as auth
+import ingest.services as services
 import leaderboard.triggers as triggers
-from ingest.models import ApiClient, Battle
+from ingest.models import ApiClient, Battle, CodeContext
 from ingest.redis_client import shared_redis
 from ingest.services import issue_api_key, revoke_api_key
 from leaderboard import tasks
+from tests.ingest.test_batch import batch
 from tests.ingest.test_native_api import vote
 
 URL = "/api/v1/battles"
@@ -254,3 +259,93 @@ def test_without_a_debounce_every_vote_looks(trigger, settings):
     for _ in range(3):
         triggers.votes_arrived()
     assert len(looks) == 3 and triggers._trailing is None
+
+
+# --- Storing ----------------------------------------------------------------------------
+
+
+COMPARED = [f.attname for f in Battle._meta.concrete_fields if f.attname not in ("id", "pair_id")]
+
+
+def test_raw_insert_writes_what_the_orm_writes(api, models, monkeypatch):
+    body = vote(privacy="Research", prefix="def f(x):\n    ", suffix="\n", completion_a="x")
+    assert post(api, {**body, "pair_id": "raw"}).status_code == 201
+    monkeypatch.setattr(services, "_raw_sql", lambda: False)
+    assert post(api, {**body, "pair_id": "orm"}).status_code == 201
+    raw, orm = (Battle.objects.values(*COMPARED).get(pair_id=p) for p in ("raw", "orm"))
+    assert abs((raw.pop("received_at") - orm.pop("received_at")).total_seconds()) < 5
+    assert raw == orm
+    assert CodeContext.objects.count() == 2
+
+
+def test_orm_path_keeps_replay_and_conflict_semantics(api, models, monkeypatch):
+    monkeypatch.setattr(services, "_raw_sql", lambda: False)
+    assert post(api, vote()).status_code == 201
+    r = post(api, vote())
+    assert r.status_code == 200 and r.json()["status"] == "duplicate"
+    assert post(api, vote(outcome="tie")).status_code == 409
+    assert post_batch_status(api, monkeypatch) == (201, {"created": 2, "duplicates": 1})
+
+
+def post_batch_status(api, monkeypatch):
+    _client, key = issue_api_key(name="batch")
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    body = batch(2)
+    body["battles"].append(vote())  # p-1 is stored already
+    r = post(api, body, "/api/v1/battles/batch")
+    return r.status_code, r.json()
+
+
+def test_research_batch_keeps_code_and_private_batch_does_not(keyed_api, models):
+    body = batch(3, privacy="Research", prefix="import os\n", completion_a="os.getcwd()")
+    r = post(keyed_api, body, "/api/v1/battles/batch")
+    assert r.status_code == 201 and r.json() == {"created": 3, "duplicates": 0}
+    assert CodeContext.objects.filter(prefix="import os\n").count() == 3
+    # Same votes (privacy is not part of a vote's identity) and two new ones, without code.
+    body = batch(5, privacy="Private", prefix="import sys\n")
+    r = post(keyed_api, body, "/api/v1/battles/batch")
+    assert r.status_code == 201 and r.json() == {"created": 2, "duplicates": 3}
+    assert CodeContext.objects.count() == 3
+    assert Battle.objects.filter(privacy="Private", code__isnull=True).count() == 2
+
+
+def test_a_dead_connection_is_replaced_without_failing_the_vote(transactional_db, api, models):
+    assert post(api, vote(pair_id="before")).status_code == 201
+    pid = connection.connection.info.backend_pid
+    with psycopg.connect(_dsn(), autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+    time.sleep(0.2)
+    r = post(api, vote(pair_id="after"))
+    assert r.status_code == 201, r.content
+    assert connection.connection.info.backend_pid != pid
+    assert set(Battle.objects.values_list("pair_id", flat=True)) == {"before", "after"}
+
+
+def _dsn() -> str:
+    s = connection.settings_dict
+    return (
+        f"postgresql://{s['USER']}:{s['PASSWORD'] or ''}@{s['HOST'] or 'localhost'}:"
+        f"{s['PORT'] or 5432}/{s['NAME']}"
+    )
+
+
+def test_labels_of_votes_without_code_are_memoised_and_unchanged():
+    from analysis.labels import LABELER_VERSION, label_context
+    from ingest.labelling import label_fields
+    from ingest.votes import VoteIn
+
+    for file_type in ("python", "typescriptreact", "", "no-such-language"):
+        v = VoteIn("p", "u", 1, 2, 0, "completion", "Private", "api", file_type=file_type)
+        labels = label_context(file_type=file_type, prefix="", suffix="")
+        expected = {
+            "language": labels.programming_language,
+            "natural_language": labels.natural_language,
+            "context_tokens": None,
+            "context_bucket": "unknown",
+            "task_type": labels.task_type,
+            "labeler_version": LABELER_VERSION,
+        }
+        first = label_fields(v)
+        assert first == expected and label_fields(v) == expected
+        first["language"] = "changed"  # callers get a copy, not the memoised dict
+        assert label_fields(v) == expected
