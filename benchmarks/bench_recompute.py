@@ -1,0 +1,337 @@
+#!/usr/bin/env python
+"""Full recompute of every slice on 1,000,000 battles, and read throughput of the board (issue 4).
+
+Run from the repository root with the project's venv:
+
+    .venv/bin/python benchmarks/bench_recompute.py              # full run (~6 min)
+    .venv/bin/python benchmarks/bench_recompute.py --battles 100000 --repeats 1 --no-docs
+
+Part 1, recompute (in this process, against PostgreSQL):
+  * re-creates the database ``arena_bench_recompute`` and writes N simulated battles
+    (``simulate_battles``, COPY);
+  * (b) this project: ``leaderboard.recompute.recompute()`` — one SQL GROUP BY over the
+    battles by (A, B, outcome, slice labels), every slice fitted with 1,000 bootstrap rounds
+    on the overall board and on each slice, the snapshot written in one transaction;
+  * (a) the reference aggregation many arena pipelines use: every battle row loaded into
+    Python (one row per battle, as a pandas ``read_sql`` would) and grouped there, then the
+    same engine. Only the aggregation differs, so the ratio isolates it; the fitting
+    reference is benchmarks/bench_rating.py (28x).
+Part 2, reads (gunicorn on loopback, wrk, 32 connections): the leaderboard page, the JSON
+and the CSV API with the snapshot cache warm in Redis, against (a) the same app with the
+cache switched off (``ARENA_CACHE=dummy``), which rebuilds the board from the snapshot
+tables on every request.
+Figures go to the section "## Recompute and board reads (issue 4)" of docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DB = "arena_bench_recompute"
+PG = "postgres://postgres@127.0.0.1:5432"
+REDIS = "redis://127.0.0.1:6379/13"
+SECTION = "## Recompute and board reads (issue 4)"
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, nproc {os.cpu_count()}, Python {platform.python_version()}"
+
+
+def setup_django() -> None:
+    os.environ.update(DATABASE_URL=f"{PG}/{DB}", REDIS_URL=REDIS, SECRET_KEY="bench", DEBUG="0")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def recreate_database(battles: int) -> None:
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB], check=True)
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB], check=True)
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"{PG}/{DB}",
+        "REDIS_URL": REDIS,
+        "SECRET_KEY": "bench",
+        "DEBUG": "0",
+    }
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [*manage, "simulate_battles", "--battles", str(battles), "--seed", "1"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", DB, "-qc", "VACUUM ANALYZE"], check=True
+    )
+
+
+def python_side_aggregate():
+    """Reference: one row per battle into Python, grouped with numpy."""
+    import numpy as np
+    from django.db import connection
+
+    from leaderboard.aggregation import DIMENSIONS, BattleCells
+
+    dims = list(DIMENSIONS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT model_a_id, model_b_id, outcome, {', '.join(dims)}, user_hash, source "
+            "FROM ingest_battle WHERE NOT excluded"
+        )
+        rows = cursor.fetchall()
+    cols = list(zip(*rows, strict=True))
+    a, b, o = (np.array(c, dtype=np.int64) for c in cols[:3])
+    labels = [
+        np.unique(np.array(c, dtype=object), return_inverse=True) for c in cols[3 : 3 + len(dims)]
+    ]
+    key = np.stack([a, b, np.minimum(o, 2)] + [inv for _, inv in labels], axis=1)
+    cells, count = np.unique(key, axis=0, return_counts=True)
+    return BattleCells(
+        model_a=cells[:, 0],
+        model_b=cells[:, 1],
+        outcome=cells[:, 2],
+        count=count,
+        dims={d: labels[i][0][cells[:, 3 + i]] for i, d in enumerate(dims)},
+        users=len(set(cols[-2])),
+        simulated=sum(1 for s in cols[-1] if s == "simulated"),
+    )
+
+
+def bench_recompute(repeats: int) -> dict:
+    from leaderboard import recompute as rc
+    from leaderboard.models import ArenaModel, RatingConfig
+
+    config = RatingConfig.current()
+    keys = dict(ArenaModel.objects.values_list("id", "key"))
+    ours, ref, agg_ours, agg_ref, fit = [], [], [], [], []
+    slices = 0
+    for _ in range(repeats):
+        t = time.perf_counter()
+        snap = rc.recompute(trigger="bench")
+        ours.append(time.perf_counter() - t)
+        agg_ours.append(snap.aggregate_seconds)
+        fit.append(snap.fit_seconds)
+        slices = snap.slices.count()
+        t = time.perf_counter()
+        cells = python_side_aggregate()
+        agg_ref.append(time.perf_counter() - t)
+        t2 = time.perf_counter()
+        rc.fit_slices(cells, config, keys)
+        ref.append(agg_ref[-1] + (time.perf_counter() - t2))
+    med = statistics.median
+    return {
+        "ours_total": med(ours),
+        "ours_sql": med(agg_ours),
+        "ours_fit": med(fit),
+        "ref_total": med(ref),
+        "ref_agg": med(agg_ref),
+        "slices": slices,
+        "battles": snap.battles,
+        "rounds": config.rounds,
+        "slice_rounds": config.slice_rounds,
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_wrk(url: str, seconds: int) -> dict:
+    out = subprocess.run(
+        ["wrk", "-t", "2", "-c", "32", "-d", f"{seconds}s", "--latency", url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+    def pct(p: str) -> float:
+        m = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)", out)
+        value, unit = float(m.group(1)), m.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return {
+        "rps": rps,
+        "p50": pct("50"),
+        "p99": pct("99"),
+        "errors": int(non2xx.group(1)) if non2xx else 0,
+    }
+
+
+def bench_reads(seconds: int, repeats: int, workers: str) -> list[dict]:
+    results = []
+    for label, cache in (("cached", ""), ("no cache (reference)", "dummy")):
+        port = free_port()
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"{PG}/{DB}",
+            "REDIS_URL": REDIS,
+            "SECRET_KEY": "bench",
+            "DEBUG": "0",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "THROTTLE_READ_IP": "100000000/min",
+            "ARENA_CACHE": cache,
+        }
+        n, kind, threads = workers.split(":")[1], workers.split(":")[0], "1"
+        if "x" in n:
+            n, threads = n.split("x")
+        server = subprocess.Popen(
+            [
+                shutil.which("gunicorn", path=str(ROOT / ".venv/bin")) or "gunicorn",
+                "arena_site.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                n,
+                "--worker-class",
+                kind,
+                "--threads",
+                threads,
+                "--backlog",
+                "2048",
+                "--preload",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            for _ in range(100):
+                try:
+                    urllib.request.urlopen(base + "/healthz", timeout=1)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            for path in ("/", "/api/v1/leaderboard", "/api/v1/leaderboard?format=csv"):
+                for _ in range(20):
+                    urllib.request.urlopen(base + path).read()  # warm every worker
+                runs = [run_wrk(base + path, seconds) for _ in range(repeats)]
+                results.append(
+                    {
+                        "variant": label,
+                        "path": path,
+                        "rps": statistics.median(r["rps"] for r in runs),
+                        "p50": statistics.median(r["p50"] for r in runs),
+                        "p99": statistics.median(r["p99"] for r in runs),
+                        "errors": sum(r["errors"] for r in runs),
+                    }
+                )
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return results
+
+
+def write_docs(text: str) -> None:
+    path = ROOT / "docs" / "performance.md"
+    doc = path.read_text() if path.exists() else "# Performance\n"
+    start = doc.find(SECTION)
+    if start == -1:
+        doc = doc.rstrip() + "\n\n" + text
+    else:
+        end = doc.find("\n## ", start + len(SECTION))
+        doc = doc[:start] + text + (doc[end:] if end != -1 else "")
+    path.write_text(doc.rstrip() + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument(
+        "--workers", default="sync:4", help="gunicorn kind:count[xthreads], e.g. gthread:2x4"
+    )
+    parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--reads-only", action="store_true", help="Reuse the database; print the read table only.")
+    args = parser.parse_args()
+
+    if args.reads_only:
+        setup_django()
+        for r in bench_reads(args.seconds, args.repeats, args.workers):
+            print(r)
+        return
+    recreate_database(args.battles)
+    setup_django()
+    rec = bench_recompute(args.repeats)
+    reads = bench_reads(args.seconds, args.repeats, args.workers)
+
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        SECTION,
+        "",
+        f"Generated by `benchmarks/bench_recompute.py`. Machine: {machine()}; run {when}; "
+        f"medians of {args.repeats} repeats. The machine is shared and noisy: read ratios, not absolutes.",
+        "",
+        f"Recompute of every slice: {rec['battles']:,} simulated battles in PostgreSQL, {rec['slices']} slices "
+        f"(overall + every label value with enough battles), {rec['rounds']:,} bootstrap rounds on the overall board "
+        f"and {rec['slice_rounds']:,} per slice, snapshot written in one transaction.",
+        "",
+        "| | (a) rows into Python, then the engine | (b) SQL GROUP BY, then the engine | a/b |",
+        "|---|---:|---:|---:|",
+        f"| aggregation | {rec['ref_agg']:.2f} s | {rec['ours_sql']:.2f} s | {rec['ref_agg'] / rec['ours_sql']:.1f}x |",
+        f"| whole recompute (aggregation + fits) | {rec['ref_total']:.2f} s | "
+        f"{rec['ours_total']:.2f} s | {rec['ref_total'] / rec['ours_total']:.1f}x |",
+        "",
+        f"(b) splits into SQL {rec['ours_sql']:.2f} s and fitting {rec['ours_fit']:.2f} s "
+        f"(target: whole recompute under 10 s — {'met' if rec['ours_total'] < 10 else 'NOT met'}). "
+        "(a) is timed without writing a snapshot, so the whole-recompute ratio understates the gain.",
+        "",
+        f"Reads: gunicorn `{args.workers}` (--preload), wrk 2 threads / 32 connections / {args.seconds} s per run, "
+        "Redis cache; the reference switches the cache off (`ARENA_CACHE=dummy`).",
+        "",
+        "| variant | path | requests/s | p50 (ms) | p99 (ms) | non-2xx |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for r in reads:
+        lines.append(
+            f"| {r['variant']} | `{r['path']}` | {r['rps']:,.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['errors']} |"
+        )
+    cached = {r["path"]: r for r in reads if r["variant"] == "cached"}
+    uncached = {r["path"]: r for r in reads if r["variant"] != "cached"}
+    lines += [
+        "",
+        "Cached / uncached throughput: "
+        + ", ".join(f"`{p}` {cached[p]['rps'] / uncached[p]['rps']:.1f}x" for p in cached),
+    ]
+    ok = all(r["rps"] >= 1000 and r["p99"] < 20 for r in cached.values())
+    lines += [
+        f"Target 1,000 requests/s with p99 under 20 ms on 2 cores, warm cache: {'met' if ok else 'NOT met'} "
+        "(wrk shares the two cores with gunicorn, PostgreSQL and Redis)."
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_docs:
+        write_docs(text)
+
+
+if __name__ == "__main__":
+    main()
