@@ -15,4 +15,4 @@ COPY manage.py ./
 RUN pip install --no-cache-dir . && \
     SECRET_KEY=build-only DEBUG=0 DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "arena_site.wsgi", "--bind", "0.0.0.0:8000", "--workers", "4"]
+CMD ["gunicorn", "arena_site.wsgi", "--preload", "--bind", "0.0.0.0:8000", "--workers", "4"]

@@ -1,4 +1,10 @@
-"""WSGI entry point for gunicorn: `gunicorn arena_site.wsgi`."""
+"""WSGI entry point for gunicorn: `gunicorn arena_site.wsgi --preload`.
+
+The natural-language detector's models (~400 MB) are loaded here, once: with `--preload`
+gunicorn's master loads them before forking and the workers share the pages, instead of
+each worker loading its own copy on its first vote (and making that vote wait 3-4 s).
+Set ARENA_PRELOAD_LABELS=0 to skip it.
+"""
 
 import os
 
@@ -6,3 +12,8 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
 application = get_wsgi_application()
+
+if os.environ.get("ARENA_PRELOAD_LABELS", "1") != "0":
+    from analysis.labels.natural_language import warm_up
+
+    warm_up()
