@@ -3,7 +3,7 @@
 
 Run from the repository root with the project's venv:
 
-    .venv/bin/python benchmarks/bench_ingest.py                 # full run, 25-40 min
+    .venv/bin/python benchmarks/bench_ingest.py                 # full run, 35-55 min
     .venv/bin/python benchmarks/bench_ingest.py --quick         # 1 repeat x 5 s, smoke test
     .venv/bin/python benchmarks/bench_ingest.py --configs sync:4 --repeats 5
     .venv/bin/python benchmarks/bench_ingest.py --src . --no-docs   # the working tree
@@ -881,15 +881,21 @@ def render(info: dict, args, summary: list[dict], pg: dict | None, sc_list: list
             + f"; average latency {pg['latency_avg_ms']:.1f} ms)."
         )
         lines.append("")
+    # The single-vote target needs both the rate and the p99: a configuration that meets
+    # both is preferred to a faster one whose p99 is over, then the fastest.
+    singles = [
+        r
+        for r in summary
+        if items.get(r["scenario"], 1) == 1
+        and "API key" in r["scenario"]
+        and "2 KB" not in r["scenario"]
+    ]
     best_single = max(
-        (
-            r
-            for r in summary
-            if items.get(r["scenario"], 1) == 1
-            and "API key" in r["scenario"]
-            and "2 KB" not in r["scenario"]
+        singles,
+        key=lambda r: (
+            r["votes_per_s"] >= TARGET_SINGLE_RPS and r["p99_ms"] < TARGET_SINGLE_P99_MS,
+            r["votes_per_s"],
         ),
-        key=lambda r: r["votes_per_s"],
         default=None,
     )
     best_batch = max(
@@ -969,7 +975,9 @@ def main() -> int:
     p.add_argument("--db", default="arena_bench")
     p.add_argument(
         "--configs",
-        default="sync:4,gthread:2x4,gthread:2x8",
+        # sync:3 added for issue 2: on 2 cores, 3 sync workers keep both busy while one
+        # waits on PostgreSQL, and the kernel's accept queue spreads requests evenly.
+        default="sync:3,sync:4,gthread:2x4,gthread:2x8",
         help="comma-separated gunicorn configs: sync:N, gthread:WxT",
     )
     p.add_argument("--duration", type=float, default=20.0, help="seconds per wrk run")
@@ -1032,7 +1040,7 @@ def main() -> int:
     if args.quick:
         args.duration, args.repeats = 5.0, 1
         if args.configs == p.get_default("configs"):
-            args.configs = "sync:4"
+            args.configs = "sync:3"
     for tool in ("wrk", "pgbench", "psql"):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} is not installed (apt-get install -y wrk postgresql-client)")
