@@ -14,7 +14,6 @@ from rest_framework.views import APIView
 from leaderboard.selectors import listed_model_keys
 
 from . import selectors
-from .auth import AnonymousAllowed
 from .extension_serializers import (
     AddCompletionSerializer,
     CompletionOutcomeSerializer,
@@ -23,20 +22,15 @@ from .extension_serializers import (
     UserIdSerializer,
 )
 from .services import pseudonymise_user, record_battle, record_completion, record_single_outcome
-from .throttles import READ_THROTTLES, VOTE_THROTTLES
+from .throttles import READ_THROTTLES
 from .validation import validator_for
-from .views import ERRORS, client_ip
+from .views import ERRORS, VoteView, client_ip
 from .votes import CompletionIn
 
 SUCCESS = inline_serializer("ExtensionSuccess", {"status": serializers.CharField()})
 
 
-class _ExtensionView(APIView):
-    permission_classes = [AnonymousAllowed]
-    throttle_classes = VOTE_THROTTLES
-
-
-class _OutcomeView(_ExtensionView):
+class _OutcomeView(VoteView):
     serializer_class: type[CompletionOutcomeSerializer | EditOutcomeSerializer]
 
     def put(self, request):
@@ -65,7 +59,7 @@ class EditOutcomeView(_OutcomeView):
     serializer_class = EditOutcomeSerializer
 
 
-class AddCompletionView(_ExtensionView):
+class AddCompletionView(VoteView):
     @extend_schema(
         request=AddCompletionSerializer,
         responses={200: SUCCESS, **ERRORS},
@@ -77,7 +71,7 @@ class AddCompletionView(_ExtensionView):
         return Response({"status": "success", "created": created})
 
 
-class SingleOutcomeView(_ExtensionView):
+class SingleOutcomeView(VoteView):
     @extend_schema(
         request=SingleOutcomeSerializer,
         responses={200: SUCCESS, **ERRORS},

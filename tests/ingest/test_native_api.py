@@ -169,3 +169,18 @@ def test_ties_and_both_bad_are_accepted(post):
         Outcome.TIE,
         Outcome.BOTH_BAD,
     ]
+
+
+def test_votes_answer_json_whatever_the_client_accepts(post):
+    r = post(vote(), HTTP_ACCEPT="text/html")
+    assert r.status_code == 201 and r["Content-Type"] == "application/json"
+    assert r.json()["status"] == "created"
+    bad = post(vote(pair_id="p-2", outcome="sideways"), HTTP_ACCEPT="text/html")
+    assert bad.status_code == 400 and bad["Content-Type"] == "application/json"
+    assert "outcome" in bad.json()["message"]
+
+
+def test_wrong_content_type_is_415(api, models):
+    r = api.post(URL, data="pair_id=p-1", content_type="application/x-www-form-urlencoded")
+    assert r.status_code == 415
+    assert Battle.objects.count() == 0
