@@ -125,6 +125,16 @@ class CodeContext(models.Model):
     user_input = models.TextField(blank=True)
     repo_url = models.CharField(max_length=2048, blank=True)
 
+    FIELDS = (
+        "prefix",
+        "suffix",
+        "completion_a",
+        "completion_b",
+        "code_to_edit",
+        "user_input",
+        "repo_url",
+    )
+
     def __str__(self) -> str:
         return f"code of battle {self.battle_id}"
 

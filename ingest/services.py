@@ -126,16 +126,7 @@ def _code(vote: VoteIn) -> CodeContext | None:
     """The code to keep, only under Research privacy (never written otherwise)."""
     if not vote.keep_code:
         return None
-    c = vote.code
-    return CodeContext(
-        prefix=c.prefix,
-        suffix=c.suffix,
-        completion_a=c.completion_a,
-        completion_b=c.completion_b,
-        code_to_edit=c.code_to_edit,
-        user_input=c.user_input,
-        repo_url=c.repo_url,
-    )
+    return CodeContext(**{name: getattr(vote.code, name) for name in CodeContext.FIELDS})
 
 
 def _raw_sql() -> bool:

@@ -22,7 +22,7 @@ from django.utils.dateparse import parse_datetime
 from leaderboard.models import ArenaModel
 
 from .errors import flatten_errors
-from .models import Battle, BattleSource
+from .models import Battle, BattleSource, CodeContext
 from .serializers import OUTCOME_NAMES, BattleSerializer
 from .services import BatchRejected, record_battles
 from .votes import VoteIn
@@ -185,14 +185,5 @@ def export_rows(*, include_code: bool = False, sources: list[str] | None = None)
             "excluded": b.excluded,
         }
         if include_code and b.privacy == "Research" and hasattr(b, "code"):
-            c = b.code
-            row.update(
-                prefix=c.prefix,
-                suffix=c.suffix,
-                completion_a=c.completion_a,
-                completion_b=c.completion_b,
-                code_to_edit=c.code_to_edit,
-                user_input=c.user_input,
-                repo_url=c.repo_url,
-            )
+            row.update({name: getattr(b.code, name) for name in CodeContext.FIELDS})
         yield row
