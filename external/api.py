@@ -16,7 +16,6 @@ from . import selectors
 
 
 class CorrelationsAPI(CachedReadView):
-
     @extend_schema(
         summary="Correlations of the arena's ratings with external leaderboards",
         description=(

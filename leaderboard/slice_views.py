@@ -268,7 +268,6 @@ def slices(request):
 
 
 class SlicesAPI(CachedReadView):
-
     @extend_schema(
         summary="Win rates by slice and whether the slice changes the ranking",
         description=(
