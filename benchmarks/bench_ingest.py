@@ -77,6 +77,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from source_snapshot import snapshot_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "benchmarks" / "wrk" / "ingest.lua"
 DOC = ROOT / "docs" / "performance.md"
@@ -105,22 +107,6 @@ SRC = ROOT
 
 def run(cmd: list[str], *, env: dict | None = None, check: bool = True, **kw):
     return subprocess.run(cmd, cwd=SRC, env=env, check=check, text=True, capture_output=True, **kw)
-
-
-def snapshot_tree(ref: str) -> tuple[Path, str]:
-    """Export `ref` into a temporary directory; returns it and the short commit."""
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    dest = Path(tempfile.mkdtemp(prefix=f"bench_ingest_src_{commit}_"))
-    archive = subprocess.Popen(["git", "-C", str(ROOT), "archive", ref], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
-    if archive.wait() != 0:
-        raise SystemExit(f"git archive {ref} failed")
-    return dest, commit
 
 
 # --- PostgreSQL -----------------------------------------------------------------------
@@ -1071,7 +1057,7 @@ def main() -> int:
         described = f"tree {SRC}" + (f" at {head}" if head else "")
         described += " with uncommitted changes" if head and dirty else ""
     else:
-        snapshot, commit = snapshot_tree(args.ref)
+        snapshot, commit = snapshot_tree(args.ref, prefix="bench_ingest_src")
         SRC = snapshot
         described = f"commit {commit}"
     logdir = Path(tempfile.mkdtemp(prefix="bench_ingest_"))

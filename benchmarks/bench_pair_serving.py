@@ -54,6 +54,8 @@ import threading
 import time
 from pathlib import Path
 
+from source_snapshot import snapshot_tree
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Pair serving (issue 7)"
@@ -165,21 +167,6 @@ def cpu_seconds(pid: int) -> float:
 
 
 # --- setup ----------------------------------------------------------------------------
-
-
-def snapshot(ref: str) -> tuple[Path, str]:
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    dest = Path(tempfile.mkdtemp(prefix=f"bench_pairs_{commit}_"))
-    archive = subprocess.Popen(["git", "-C", str(ROOT), "archive", ref], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
-    if archive.wait() != 0:
-        raise SystemExit(f"git archive {ref} failed")
-    return dest, commit
 
 
 def psql(db: str, sql: str) -> str:
@@ -662,7 +649,7 @@ def main() -> None:
     if args.src:
         src, commit = args.src.resolve(), "working tree"
     else:
-        src, commit = snapshot(args.ref)
+        src, commit = snapshot_tree(args.ref, prefix="bench_pairs")
     workdir = Path(tempfile.mkdtemp(prefix="bench_pairs_run_"))
     load_start = os.getloadavg()[0]
     log(f"source {src} ({commit}); logs in {workdir}; load average {load_start:.2f}")
