@@ -39,9 +39,12 @@ if not SECRET_KEY:
 # the session key does not split every user's history in two.
 USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default=SECRET_KEY)
 
+# Clients behind reverse proxies: how many X-Forwarded-For hops to trust for the client's IP
+# (core.client_ip; used by the throttles and the stored ip_hash alike). 0 = ignore the header.
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
-SITE_NAME = env.str("SITE_NAME", default="Code Completion Arena")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -53,17 +56,21 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "leaderboard",
+    # Ours, lowest layer first (docs/architecture.md; import-linter holds the order).
+    "core",
+    "catalogue",
     "ingest",
+    "leaderboard",
     "external",
     "moderation",
     "serving",
+    "arena_site",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "ingest.middleware.BodySizeLimitMiddleware",
+    "core.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -158,7 +165,7 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # --- REST framework ---------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "ingest.auth.ApiKeyAuthentication",
+        "core.auth.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
@@ -166,9 +173,8 @@ REST_FRAMEWORK = {
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "ingest.errors.api_exception_handler",
-    # Clients behind a reverse proxy: how many X-Forwarded-For hops to trust for the IP.
-    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
+    "NUM_PROXIES": NUM_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Code Completion Arena API",

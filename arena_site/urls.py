@@ -4,9 +4,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from core.views import HealthView
 from external import urls as external_urls
 from ingest import urls as ingest_urls
-from ingest.views import HealthView
 from leaderboard import urls as leaderboard_urls
 from serving import urls as serving_urls
 

@@ -191,7 +191,7 @@ def set_up_database(db: str) -> str:
     run([py, "manage.py", "migrate", "--noinput"], env=env)
     run([py, "manage.py", "seed_catalogue"], env=env)
     code = (
-        "from ingest.services import issue_api_key; "
+        "from core.services import issue_api_key; "
         "_, key = issue_api_key(name='bench_ingest'); print('APIKEY=' + key)"
     )
     out = run([py, "manage.py", "shell", "-c", code], env=env).stdout

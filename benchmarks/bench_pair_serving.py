@@ -209,7 +209,7 @@ def set_up(src: Path, stub_url: str) -> None:
         capture_output=True,
     )
     code = (
-        "from leaderboard.models import ArenaModel\n"
+        "from catalogue.models import ArenaModel\n"
         "from serving.models import ModelProvider\n"
         f"for key, (kind, remote) in {MODELS!r}.items():\n"
         "    m, _ = ArenaModel.objects.get_or_create(key=key, defaults={'display_name': key})\n"

@@ -124,8 +124,9 @@ def python_side_aggregate():
 
 
 def bench_recompute(repeats: int) -> dict:
+    from catalogue.models import ArenaModel
     from leaderboard import recompute as rc
-    from leaderboard.models import ArenaModel, RatingConfig
+    from leaderboard.models import RatingConfig
 
     config = RatingConfig.current()
     keys = dict(ArenaModel.objects.values_list("id", "key"))

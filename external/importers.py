@@ -1,6 +1,6 @@
 """Reading external score files into boards (no database access).
 
-Every format of ``analysis.benchmark_formats`` plus the CodeArena-style win-rate formats
+Every format of ``external.benchmark_formats`` plus the CodeArena-style win-rate formats
 defined here. ``read_boards(format, paths, ...)`` returns one ``ParsedBoard`` per (source,
 metric) found in the files; any problem raises ``BenchmarkFormatError`` naming the file,
 the place and the problem, before anything is written.
@@ -34,9 +34,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from analysis import benchmark_formats as bf
-from analysis.benchmark_formats import BenchmarkFormatError, ExternalScoreRow
 from analysis.codearena import JudgedQuestion, win_rates
+
+from . import benchmark_formats as bf
+from .benchmark_formats import BenchmarkFormatError, ExternalScoreRow
 
 FORMATS = (
     "livebench",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from leaderboard.models import ArenaModel, Snapshot
+from catalogue.models import ArenaModel
+from leaderboard.models import Snapshot
 
 
 class SourceKind(models.TextChoices):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from leaderboard.events import snapshot_ready
+from leaderboard.signals import snapshot_ready
 
 from .services import schedule_correlations
 

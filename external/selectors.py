@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.core.cache import cache
 
+from catalogue.models import ArenaModel, Visibility
 from leaderboard import selectors as lb_selectors
 from leaderboard.aggregation import DIMENSIONS
-from leaderboard.models import ArenaModel, Visibility
 
 from .models import CorrelationResult, ExternalAlias, ExternalBoard, ExternalScore, Match
 from .services import CACHE_PREFIX
@@ -114,6 +114,70 @@ def correlations(*, snapshot_id: int | None = None) -> dict | None:
     )
     data = _build(older) if older else None
     return {**data, "pending": True} if data else None
+
+
+def correlations_version() -> str:
+    """Changes whenever the correlations shown would change (new snapshot or new results)."""
+    data = correlations()
+    if data is None:
+        return "none"
+    return f"{data['snapshot']['id']}:{data['computed_at']}:{data['pending']}"
+
+
+def correlations_page(*, chosen: str) -> dict | None:
+    """What the correlations page shows for one slice; None when the slice has none.
+
+    Human-preference leaderboards come first, then the static benchmarks; caveated name
+    matches become numbered footnotes instead of being repeated on every row.
+    """
+    data = correlations()
+    if data is None:
+        return {"data": None}
+    if chosen not in data["slices"]:
+        return None
+    results = sorted(
+        (r for r in data["results"] if r["slice"] == chosen),
+        key=lambda r: (r["kind"] != "preference", r["source_name"], r["board"]),
+    )
+    # One footnote per (model, note), listing every spelling it covers.
+    spellings: dict[tuple[str, str], list[str]] = {}
+    for r in results:
+        for c in r["caveats"]:
+            names = spellings.setdefault((c["model"], c["note"]), [])
+            if c["name"] not in names:
+                names.append(c["name"])
+    keys = list(spellings)
+    results = [
+        {
+            **r,
+            "marks": ",".join(str(keys.index((c["model"], c["note"])) + 1) for c in r["caveats"]),
+        }
+        for r in results
+    ]
+    by_source: dict[str, list[dict]] = {}
+    for r in results:
+        by_source.setdefault(r["source_name"], []).append(r)
+    # Board x slice summary of Spearman values, one row per board.
+    summary: dict[int, dict] = {}
+    for r in data["results"]:
+        row = summary.setdefault(r["board_id"], {"board": r["board"], "cells": {}})
+        row["cells"][r["slice"]] = r
+    arena = [r for r in data["results"] if r["source"] == "chatbot_arena" and r["n"] >= 3]
+    return {
+        "data": data,
+        "results": results,
+        "notes": [f"{', '.join(spellings[k])} → {k[0]}: {k[1]}" for k in keys],
+        "slices": [{"key": k, "label": slice_label(k)} for k in data["slices"]],
+        "summary": [
+            {"board": row["board"], "cells": [row["cells"].get(k) for k in data["slices"]]}
+            for row in summary.values()
+        ],
+        "by_source": by_source,
+        # Chatbot Arena's first board across the slices (the seed's comparison).
+        "arena_by_slice": [r for r in arena if r["board_id"] == arena[0]["board_id"]]
+        if arena
+        else [],
+    }
 
 
 def external_catalogue() -> dict:

@@ -26,8 +26,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from analysis.correlation import correlate
+from catalogue.models import ArenaModel, ModelAlias
+from catalogue.selectors import merge_targets
 from leaderboard import selectors as lb_selectors
-from leaderboard.models import ArenaModel, ModelAlias, Snapshot
+from leaderboard.models import Snapshot
 
 from .importers import ParsedBoard, read_boards
 from .models import (
@@ -108,7 +110,7 @@ def resolve_scores(*, source_ids: Iterable[int] | None = None) -> int:
     catalogue = dict(ArenaModel.objects.values_list("key", "id"))
     catalogue.update(dict(ModelAlias.objects.values_list("key", "model_id")))
     # A key merged into another model (moderation) counts as that model, as its votes do.
-    merged = lb_selectors.merge_targets()
+    merged = merge_targets()
     scores = ExternalScore.objects.select_related("board").only(
         "id", "name", "model_id", "match", "board__source_id"
     )

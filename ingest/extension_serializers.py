@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .fields import FiniteFloatField, ModelKeyField, StrictIntegerField, code_field, latency_field
+from catalogue.fields import ModelKeyField
+from core.fields import FiniteFloatField, StrictIntegerField
+
+from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
 from .votes import CodeIn, CompletionIn, VoteIn
 
@@ -91,9 +94,6 @@ class _OutcomeBase(serializers.Serializer):
         max_length=2048, required=False, allow_blank=True, allow_null=True, default=""
     )
     username = serializers.CharField(max_length=256, required=False, allow_blank=True)
-
-    def to_vote(self) -> VoteIn:
-        return self.vote_from(self.validated_data)
 
     @classmethod
     def vote_from(cls, d: dict) -> VoteIn:
@@ -201,9 +201,6 @@ class AddCompletionSerializer(CompletionItemSerializer):
     privacy = serializers.ChoiceField(choices=Privacy.values)
     fileType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     pairId = serializers.CharField(required=False, allow_blank=True, **_id)
-
-    def to_completion(self) -> CompletionIn:
-        return self.completion_from(self.validated_data)
 
     @staticmethod
     def completion_from(d: dict) -> CompletionIn:

@@ -11,9 +11,12 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.selectors import listed_model_keys
+from catalogue.selectors import listed_model_keys
+from core.client_ip import client_ip
+from core.throttles import READ_THROTTLES
 
 from . import selectors
+from .completions import record_completion, record_single_outcome
 from .extension_serializers import (
     AddCompletionSerializer,
     CompletionOutcomeSerializer,
@@ -21,10 +24,10 @@ from .extension_serializers import (
     SingleOutcomeSerializer,
     UserIdSerializer,
 )
-from .services import pseudonymise_user, record_battle, record_completion, record_single_outcome
-from .throttles import READ_THROTTLES
+from .pseudonyms import pseudonymise_user
+from .services import record_battle
 from .validation import validator_for
-from .views import ERRORS, VoteView, client_ip
+from .views import ERRORS, VoteView
 from .votes import CompletionIn
 
 SUCCESS = inline_serializer("ExtensionSuccess", {"status": serializers.CharField()})

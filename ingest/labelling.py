@@ -1,4 +1,8 @@
-"""Slice labels for a vote, computed from its context while the code is still in memory."""
+"""Slice labels of a vote as battle columns, computed from its context while the code is in memory.
+
+The one place that maps the labeller's result onto battle columns: used at ingest for every
+vote (every privacy level) and by the back-fill (`ingest.relabel`) for stored Research code.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,15 @@ from functools import lru_cache
 from analysis.labels import LABELER_VERSION, label_context
 
 from .votes import VoteIn
+
+LABEL_COLUMNS = (
+    "language",
+    "natural_language",
+    "context_tokens",
+    "context_bucket",
+    "task_type",
+    "labeler_version",
+)
 
 
 def _columns(labels, *, has_context: bool) -> dict:
@@ -29,10 +42,14 @@ def _columns_without_code(file_type: str) -> dict:
     return _columns(label_context(file_type=file_type, prefix="", suffix=""), has_context=False)
 
 
-def label_fields(vote: VoteIn) -> dict:
-    """Battle columns holding the slice labels of `vote` (works for every privacy level)."""
-    prefix, suffix = vote.code.prefix, vote.code.suffix
+def label_columns(*, file_type: str, prefix: str, suffix: str) -> dict:
+    """Battle columns (`LABEL_COLUMNS`) holding the slice labels of this context."""
     if not (prefix or suffix):
-        return dict(_columns_without_code(vote.file_type))  # a copy: callers may change it
-    labels = label_context(file_type=vote.file_type, prefix=prefix, suffix=suffix)
+        return dict(_columns_without_code(file_type))  # a copy: callers may change it
+    labels = label_context(file_type=file_type, prefix=prefix, suffix=suffix)
     return _columns(labels, has_context=True)
+
+
+def label_fields(vote: VoteIn) -> dict:
+    """The label columns of `vote` (works for every privacy level)."""
+    return label_columns(file_type=vote.file_type, prefix=vote.code.prefix, suffix=vote.code.suffix)

@@ -1,4 +1,4 @@
-"""Stored votes (battles), completion logs, code kept for research, and API clients.
+"""Stored votes (battles), completion logs and the code kept for research.
 
 Code (prefix, suffix, completions, edit instructions) never lives on a battle row: it
 goes to `CodeContext` / `CompletionCode`, and only when the user chose `Research`.
@@ -6,11 +6,11 @@ goes to `CodeContext` / `CompletionCode`, and only when the user chose `Research
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from leaderboard.models import ArenaModel
+from catalogue.models import ArenaModel
+from core.models import ApiClient
 
 
 class Privacy(models.TextChoices):
@@ -36,34 +36,6 @@ class BattleSource(models.TextChoices):
     API = "api", "Native API"
     IMPORT = "import", "Imported file"
     SIMULATED = "simulated", "Simulated"
-
-
-class ApiClient(models.Model):
-    """A machine credential. Only a SHA-256 of the key is stored; the key is shown once."""
-
-    name = models.CharField(max_length=100)
-    key_prefix = models.CharField(max_length=16, unique=True)
-    key_hash = models.CharField(max_length=64)
-    rate_limit_per_minute = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Empty = no limit."
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    request_count = models.BigIntegerField(default=0)
-
-    class Meta:
-        verbose_name = "API client"
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.key_prefix}…)"
-
-    @property
-    def is_active(self) -> bool:
-        return self.revoked_at is None
 
 
 class Battle(models.Model):

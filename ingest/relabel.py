@@ -4,7 +4,7 @@ Which labels can be recomputed depends on what was stored:
 
 * Battles with stored code (privacy ``Research``, a ``CodeContext`` row): every label is
   recomputed from the prefix, suffix and file type, exactly as at ingest
-  (``ingest.labelling.label_fields``), and ``labeler_version`` becomes the current one.
+  (``ingest.labelling.label_columns``), and ``labeler_version`` becomes the current one.
 * Every other battle (``Private`` / ``Debug``): the code was used in memory at ingest and
   then dropped, so only the programming language (from ``file_type``, which is stored) can
   be recomputed. The content-based labels (natural language, context tokens and bucket,
@@ -27,19 +27,12 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from analysis.labels import LABELER_VERSION, label_context, normalize_language
+from analysis.labels import LABELER_VERSION, normalize_language
 from analysis.labels import programming_language as _pl
 
+from .labelling import LABEL_COLUMNS, label_columns
 from .models import Battle, CodeContext
 
-LABEL_FIELDS = (
-    "language",
-    "natural_language",
-    "context_tokens",
-    "context_bucket",
-    "task_type",
-    "labeler_version",
-)
 _VERSION = re.compile(r"^pl(?P<pl>[^.]*)\.nl(?P<nl>[^.]*)\.ctx(?P<ctx>[^.]*)\.task(?P<task>[^.]*)$")
 PL_PREFIX = f"pl{_pl.VERSION}."
 
@@ -70,16 +63,7 @@ def stale_battles() -> QuerySet[Battle]:
 
 
 def _labels_from_code(battle: Battle, code: CodeContext) -> dict:
-    labels = label_context(file_type=battle.file_type, prefix=code.prefix, suffix=code.suffix)
-    has_context = bool(code.prefix or code.suffix)
-    return {
-        "language": labels.programming_language,
-        "natural_language": labels.natural_language,
-        "context_tokens": labels.context_tokens if has_context else None,
-        "context_bucket": labels.context_bucket if has_context else "unknown",
-        "task_type": labels.task_type,
-        "labeler_version": LABELER_VERSION,
-    }
+    return label_columns(file_type=battle.file_type, prefix=code.prefix, suffix=code.suffix)
 
 
 def _labels_from_file_type(battle: Battle) -> dict:
@@ -117,7 +101,7 @@ def relabel_stale_battles(
             battles = list(
                 Battle.objects.select_for_update()
                 .filter(id__in=ids)
-                .only("id", "file_type", *LABEL_FIELDS)
+                .only("id", "file_type", *LABEL_COLUMNS)
                 .order_by("id")
             )
             codes = {
@@ -138,7 +122,7 @@ def relabel_stale_battles(
                     report.changed += 1
                 for field, value in new.items():
                     setattr(battle, field, value)
-            Battle.objects.bulk_update(battles, LABEL_FIELDS, batch_size=chunk_size)
+            Battle.objects.bulk_update(battles, LABEL_COLUMNS, batch_size=chunk_size)
         report.examined += len(battles)
         report.chunks += 1
         if on_chunk is not None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .fields import ModelKeyField, StrictIntegerField, code_field, latency_field
+from catalogue.fields import ModelKeyField
+from core.fields import StrictIntegerField
+
+from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
 from .votes import CodeIn, VoteIn
 
@@ -58,9 +61,6 @@ class BattleSerializer(serializers.Serializer):
     def validate(self, attrs: dict) -> dict:
         check_distinct(attrs, "model_a", "model_b")
         return attrs
-
-    def to_vote(self, *, source: str = BattleSource.API) -> VoteIn:
-        return self.vote_from(self.validated_data, source=source)
 
     @staticmethod
     def vote_from(d: dict, *, source: str = BattleSource.API) -> VoteIn:

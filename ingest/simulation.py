@@ -1,34 +1,36 @@
 """Realistic synthetic battles for demos and benchmarks, written in bulk.
 
 Outcomes come from a Bradley-Terry model with the published Copilot Arena strengths
-(`leaderboard.demo_catalogue`), a top-slot advantage like the published 82%, ties only
+(`catalogue.demo`), a top-slot advantage like the published 82%, ties only
 as "both bad" on edit battles, and slice labels drawn from mixes like the seed's (Python
 about half of all battles). Small models lose extra points on frontend/backend tasks and
 long contexts, as the seed reports, so the sliced pages have something true to find.
 Rows are marked `source = simulated` and can be deleted with `--delete`.
 
-PostgreSQL gets the rows through COPY (a million in well under a minute); other
-databases through bulk inserts.
+Rows go through ingest's own writer (``ingest.rows.copy_rows``): COPY on PostgreSQL (a
+million in well under a minute), bulk inserts on other databases.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from analysis.labels import LABELER_VERSION
 from analysis.simulate import simulate_battles
-from leaderboard.demo_catalogue import PUBLISHED_STRENGTHS
-from leaderboard.models import ArenaModel
-from leaderboard.services import seed_demo_catalogue
+from catalogue.demo import PUBLISHED_STRENGTHS
+from catalogue.models import ArenaModel
+from catalogue.services import seed_demo_catalogue
 
 from .models import Battle, BattleKind, BattleSource, Outcome, Privacy
+from .rows import ROW_DEFAULTS, content_hash, copy_rows
 
 LANGUAGES = {
     "python": 0.49,
@@ -75,33 +77,6 @@ SMALL_MODEL_PENALTY = 35.0  # rating points lost on frontend/backend and on long
 TOP_SLOT_P = 0.82
 EDIT_SHARE = 0.10
 EDIT_BOTH_BAD_RATE = 0.15
-COLUMNS = (
-    "pair_id",
-    "user_hash",
-    "model_a_id",
-    "model_b_id",
-    "outcome",
-    "kind",
-    "file_type",
-    "language",
-    "privacy",
-    "latency_a_ms",
-    "latency_b_ms",
-    "prefix_chars",
-    "suffix_chars",
-    "client_version",
-    "received_at",
-    "source",
-    "ip_hash",
-    "content_hash",
-    "natural_language",
-    "context_tokens",
-    "context_bucket",
-    "task_type",
-    "labeler_version",
-    "excluded",
-    "excluded_reason",
-)
 
 
 @dataclass(frozen=True)
@@ -175,7 +150,7 @@ def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str):
+def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iterator[dict]:
     ids = np.array([model_ids[k] for k in d["keys"]])
     ma, mb = ids[d["a"]].tolist(), ids[d["b"]].tolist()
     now = timezone.now()
@@ -189,34 +164,33 @@ def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str):
         user_hash = users[d["user"][i]]
         kind = BattleKind.EDIT if d["edit"][i] else BattleKind.COMPLETION
         outcome = int(d["outcome"][i])
-        content = f"{kind}|{user_hash}|{ma[i]}|{mb[i]}|{outcome}"
-        yield (
-            f"sim-{run}-{i}",
-            user_hash,
-            ma[i],
-            mb[i],
-            outcome,
-            kind,
-            d["language"][i],
-            d["language"][i],
-            Privacy.PRIVATE,
-            float(d["lat_a"][i]),
-            float(d["lat_b"][i]),
-            int(prefix_chars[i]),
-            int(chars[i] - prefix_chars[i]),
-            "sim",
-            now - timedelta(seconds=float(d["seconds_ago"][i])),
-            BattleSource.SIMULATED,
-            "",
-            hashlib.sha256(content.encode()).hexdigest(),
-            d["natural"][i],
-            int(d["tokens"][i]),
-            d["bucket"][i],
-            d["task"][i],
-            LABELER_VERSION,
-            False,
-            "",
-        )
+        yield {
+            **ROW_DEFAULTS,
+            "pair_id": f"sim-{run}-{i}",
+            "user_hash": user_hash,
+            "model_a_id": ma[i],
+            "model_b_id": mb[i],
+            "outcome": outcome,
+            "kind": kind,
+            "file_type": d["language"][i],
+            "language": d["language"][i],
+            "privacy": Privacy.PRIVATE,
+            "latency_a_ms": float(d["lat_a"][i]),
+            "latency_b_ms": float(d["lat_b"][i]),
+            "prefix_chars": int(prefix_chars[i]),
+            "suffix_chars": int(chars[i] - prefix_chars[i]),
+            "client_version": "sim",
+            "received_at": now - timedelta(seconds=float(d["seconds_ago"][i])),
+            "source": BattleSource.SIMULATED,
+            "content_hash": content_hash(
+                kind=kind, user_hash=user_hash, model_a_id=ma[i], model_b_id=mb[i], outcome=outcome
+            ),
+            "natural_language": d["natural"][i],
+            "context_tokens": int(d["tokens"][i]),
+            "context_bucket": d["bucket"][i],
+            "task_type": d["task"][i],
+            "labeler_version": LABELER_VERSION,
+        }
 
 
 def simulate(*, battles: int, seed: int) -> SimulationResult:
@@ -232,22 +206,7 @@ def simulate(*, battles: int, seed: int) -> SimulationResult:
     run = uuid.uuid4().hex[:8]
     rows = _rows(draws, model_ids, run)
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            columns = ", ".join(COLUMNS)
-            with (
-                connection.cursor() as cursor,
-                cursor.cursor.copy(f"COPY {Battle._meta.db_table} ({columns}) FROM STDIN") as copy,
-            ):
-                for row in rows:
-                    copy.write_row(row)
-        else:
-            batch: list[Battle] = []
-            for row in rows:
-                batch.append(Battle(**dict(zip(COLUMNS, row, strict=True))))
-                if len(batch) >= 5000:
-                    Battle.objects.bulk_create(batch)
-                    batch = []
-            Battle.objects.bulk_create(batch)
+        copy_rows(rows)
     return SimulationResult(
         battles=battles, users=len(np.unique(draws["user"])), seconds=time.perf_counter() - started
     )

@@ -8,9 +8,10 @@ from dataclasses import asdict
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from leaderboard.locks import single_flight
+from core.locks import single_flight
 
 from .relabel import relabel_stale_battles
+from .triggers import recompute_task
 
 log = logging.getLogger(__name__)
 RELABEL_LOCK_SECONDS = 6 * 3600
@@ -45,7 +46,5 @@ def relabel_battles(self, chunk_size: int = 500, recompute: bool = True) -> dict
         report.seconds,
     )
     if recompute and report.changed:
-        from leaderboard.tasks import recompute_leaderboard
-
-        recompute_leaderboard.delay(trigger="relabel")
+        recompute_task().delay(trigger="relabel")
     return asdict(report)

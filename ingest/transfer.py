@@ -19,9 +19,9 @@ from typing import IO
 
 from django.utils.dateparse import parse_datetime
 
-from leaderboard.models import ArenaModel
+from catalogue.models import ArenaModel
+from core.errors import flatten_errors
 
-from .errors import flatten_errors
 from .models import Battle, BattleSource, CodeContext
 from .serializers import OUTCOME_NAMES, BattleSerializer
 from .services import BatchRejected, record_battles
@@ -105,7 +105,7 @@ def _to_vote(item: dict | str, source: str) -> VoteIn | str:
     row_source = data.get("source") if data.get("source") in BattleSource.values else source
     received = data.get("received_at")
     received_at = parse_datetime(received) if isinstance(received, str) else None
-    vote = s.to_vote(source=row_source)
+    vote = BattleSerializer.vote_from(s.validated_data, source=row_source)
     return replace(vote, user_hash=user_hash or "", received_at=received_at)
 
 

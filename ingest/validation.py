@@ -34,9 +34,9 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from leaderboard.selectors import resolve_model_key
-
-from .fields import FiniteFloatField, ModelKeyField, StrictIntegerField
+from catalogue.fields import ModelKeyField
+from catalogue.selectors import resolve_model_key
+from core.fields import FiniteFloatField, StrictIntegerField
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MISSING = object()

@@ -1,17 +1,18 @@
-"""Native v1 ingest API: one battle, a batch of battles, and the health check."""
+"""Native v1 ingest API: one battle and a batch of battles."""
 
 from __future__ import annotations
 
-import redis
 from django.conf import settings
-from django.db import connection
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .auth import AnonymousAllowed, HasApiKey
+from core.auth import AnonymousAllowed, HasApiKey
+from core.client_ip import client_ip
+from core.throttles import VOTE_THROTTLES
+
 from .models import BattleSource
 from .serializers import (
     BatchResultSerializer,
@@ -20,14 +21,9 @@ from .serializers import (
     BattleSerializer,
 )
 from .services import BatchRejected, record_battle, record_battles
-from .throttles import VOTE_THROTTLES
 from .validation import validator_for
 
 JSON_RENDERER = JSONRenderer()
-
-
-def client_ip(request) -> str | None:
-    return request.META.get("REMOTE_ADDR")
 
 
 ERRORS = {
@@ -113,40 +109,4 @@ class BattleBatchView(VoteView):
         return Response(
             {"created": result.created, "duplicates": result.duplicates},
             status=status.HTTP_201_CREATED,
-        )
-
-
-def _database_ok() -> bool:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        return True
-    except Exception:
-        return False
-
-
-def _broker_state() -> str:
-    if not settings.REDIS_URL:
-        return "in-process"
-    try:
-        redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1).ping()
-        return "ok"
-    except Exception:
-        return "down"
-
-
-class HealthView(APIView):
-    authentication_classes: list = []
-    permission_classes: list = []
-
-    @extend_schema(
-        summary="Whether the database and the broker answer", responses={200: dict, 503: dict}
-    )
-    def get(self, request):
-        db = "ok" if _database_ok() else "down"
-        broker = _broker_state()
-        healthy = db == "ok" and broker != "down"
-        return Response(
-            {"status": "ok" if healthy else "degraded", "database": db, "broker": broker},
-            status=status.HTTP_200_OK if healthy else status.HTTP_503_SERVICE_UNAVAILABLE,
         )

@@ -13,9 +13,8 @@ import numpy as np
 from django.db import connection
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
-
-from .selectors import merge_targets
 
 # Slice dimensions: battle column -> label shown on the pages.
 DIMENSIONS: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""Read API: the published board of a category as JSON or CSV, and the list of categories.
+"""Read API: the published board of a category as JSON or CSV, the categories, win rates by slice.
 
 Responses are built from the published snapshot and cached per snapshot id, so they go
 stale exactly when a new snapshot is published, and no request touches the battles.
@@ -18,9 +18,12 @@ from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
-from ingest.throttles import READ_THROTTLES
+from core import hotcache
+from core.throttles import READ_THROTTLES
 
-from . import hotcache, selectors
+from . import selectors
+from .aggregation import DIMENSIONS
+from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 CSV_FIELDS = (
     "rank",
@@ -122,4 +125,30 @@ class CategoriesAPI(CachedReadView):
                 }
             )
             cache.set(key, body, selectors.BOARD_TTL)
+        return HttpResponse(body, content_type="application/json")
+
+
+class SlicesAPI(CachedReadView):
+    @extend_schema(
+        summary="Win rates by slice and whether the slice changes the ranking",
+        description=(
+            "Every public model's rating, interval, votes, rank and average win rate on each "
+            "value's board of one dimension, with the likelihood-ratio test of one "
+            "Bradley-Terry model for all values against one per value (chi-squared, df, "
+            "p-value) and Kendall's tau of each value's ranking against the overall one."
+        ),
+        parameters=[OpenApiParameter("dimension", str, enum=list(DIMENSIONS))],
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request):
+        dimension = request.query_params.get("dimension", DEFAULT_DIMENSION)
+        if dimension not in DIMENSIONS:
+            raise NotFound(f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}.")
+        sid = selectors.published_snapshot_id()
+        if sid is None:
+            raise NotFound("No leaderboard has been published yet.")
+        body = hotcache.get(
+            f"lb:response:{sid}:slices:{dimension}",
+            lambda: json.dumps(slice_analysis(dimension=dimension, snapshot_id=sid)),
+        )
         return HttpResponse(body, content_type="application/json")

@@ -158,3 +158,72 @@ def slices_chart(slices: list[dict], name: str) -> dict:
     )
     fig.update_layout(title=f"Rating of {name} per slice", yaxis_title="Rating", **LAYOUT)
     return _as_dict(fig)
+
+
+# --- Win rates by slice (the /slices/ page) ---------------------------------------------
+
+
+def _slice_hover(cell: dict | None) -> str:
+    if cell is None:
+        return "no board (too few votes)"
+    parts = []
+    if cell["rating"] is not None:
+        parts.append(f"rating {cell['rating']:.1f}")
+    if cell["ci_lower"] is not None and cell["ci_upper"] is not None:
+        parts.append(f"95% interval [{cell['ci_lower']:.1f}, {cell['ci_upper']:.1f}]")
+    if cell["avg_win_rate"] is not None:
+        parts.append(f"average win rate {cell['avg_win_rate']:.3f}")
+    parts.append(f"{cell['votes']} votes")
+    if cell["rank"] is not None:
+        parts.append(f"rank {cell['rank']}")
+    return ", ".join(parts)
+
+
+def slice_heatmap(data: dict, field: str, title: str, fmt: str, colorscale: str) -> dict:
+    values = [v["value"] for v in data["values"]]
+    models = data["models"]
+    z = [[(c or {}).get(field) for c in m["cells"]] for m in models]
+    text = [["" if v is None else format(v, fmt) for v in row] for row in z]
+    hover = [[_slice_hover(c) for c in m["cells"]] for m in models]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=values,
+            y=[m["display_name"] for m in models],
+            text=text,
+            customdata=hover,
+            texttemplate="%{text}",
+            colorscale=colorscale,
+            hovertemplate="%{y} on %{x}: %{customdata}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title=data["label"],
+        **{
+            **LAYOUT,
+            "height": max(420, 60 + 34 * len(models)),
+            "margin": {**LAYOUT["margin"], "l": 200},
+        },
+    )
+    fig.update_yaxes(autorange="reversed")
+    return _as_dict(fig)
+
+
+def slice_tau_chart(data: dict) -> dict:
+    rows = data["test"]["values"]
+    fig = go.Figure(
+        go.Bar(
+            x=[r["value"] for r in rows],
+            y=[r["kendall_tau"] for r in rows],
+            text=["" if r["kendall_tau"] is None else f"{r['kendall_tau']:.2f}" for r in rows],
+            textposition="outside",
+        )
+    )
+    fig.update_layout(
+        title="Kendall's tau between each value's ranking and the overall ranking",
+        yaxis_range=[-1.05, 1.15],
+        yaxis_title="tau",
+        **LAYOUT,
+    )
+    return _as_dict(fig)

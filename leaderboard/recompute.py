@@ -19,11 +19,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from analysis.leaderboard import Leaderboard, compute_leaderboard
+from analysis.ranks import rank_ub
+from catalogue.models import ArenaModel, Visibility
 
 from .aggregation import DIMENSIONS, BattleCells, aggregate
-from .events import snapshot_ready
-from .models import ArenaModel, RatingConfig, Snapshot, SnapshotRow, SnapshotSlice, Visibility
+from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import snapshot_published
+from .signals import snapshot_ready
 
 log = logging.getLogger(__name__)
 OVERALL = "overall"
@@ -50,10 +52,9 @@ def _matrix(m: np.ndarray) -> list[list[float | None]]:
 
 
 def public_ranks(lower: np.ndarray, upper: np.ndarray, shown: np.ndarray) -> np.ndarray:
-    """Rank (UB) among the shown models: 1 + how many shown models are surely better."""
+    """Rank (UB) among the shown models only; 0 for the others."""
     ranks = np.zeros(len(lower), dtype=np.int64)
-    lo, hi = lower[shown], upper[shown]
-    ranks[shown] = 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
+    ranks[shown] = rank_ub(lower[shown], upper[shown])
     return ranks
 
 

@@ -1,13 +1,6 @@
-"""Clear the in-process catalogue cache whenever a model or alias changes."""
+"""Signals other apps listen to (e.g. correlations are recomputed after each new board)."""
 
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
+from django.dispatch import Signal
 
-from .models import ArenaModel, ModelAlias
-from .selectors import clear_catalogue_cache
-
-
-@receiver([post_save, post_delete], sender=ArenaModel)
-@receiver([post_save, post_delete], sender=ModelAlias)
-def _catalogue_changed(**_kwargs) -> None:
-    clear_catalogue_cache()
+# Sent after a snapshot is published and committed. kwargs: snapshot_id.
+snapshot_ready = Signal()

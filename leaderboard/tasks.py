@@ -10,11 +10,12 @@ from django.core.cache import cache
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from .locks import single_flight
+from core.locks import single_flight
+from ingest.triggers import PENDING_KEY
+
 from .recompute import recompute
 
 log = logging.getLogger(__name__)
-PENDING_KEY = "lb:recompute-pending"
 STATUS_KEY = "lb:recompute-status"
 
 

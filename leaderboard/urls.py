@@ -2,17 +2,17 @@
 
 from django.urls import path
 
-from . import api, slice_views, views
+from . import api, views
 
 pages = [
     path("", views.leaderboard, name="leaderboard"),
     path("models/<path:key>/", views.model_detail, name="model-detail"),
     path("methodology/", views.methodology, name="methodology"),
-    path("slices/", slice_views.slices, name="slices"),
+    path("slices/", views.slices, name="slices"),
 ]
 
 api_v1 = [
     path("leaderboard", api.LeaderboardAPI.as_view(), name="api-leaderboard"),
     path("categories", api.CategoriesAPI.as_view(), name="api-categories"),
-    path("slices", slice_views.SlicesAPI.as_view(), name="api-slices"),
+    path("slices", api.SlicesAPI.as_view(), name="api-slices"),
 ]

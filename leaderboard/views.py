@@ -1,50 +1,14 @@
-"""Public pages: the leaderboard, a page per model, and the methodology."""
+"""Public pages: the leaderboard, a page per model, win rates by slice, and the methodology."""
 
 from __future__ import annotations
 
-import hashlib
-from functools import wraps
-
-from django.core.cache import cache
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import render
 
-from . import charts, hotcache, selectors
+from . import charts, selectors
 from .aggregation import DIMENSIONS
-
-
-def cached_per_snapshot(view):
-    """Serve the rendered page from the cache until a new snapshot is published.
-
-    The pages carry nothing user-specific, and everything on them comes from the published
-    snapshot, so its id plus the full path identifies the HTML exactly.
-    """
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if request.method != "GET":
-            return view(request, *args, **kwargs)
-        path = hashlib.sha256(request.get_full_path().encode()).hexdigest()[:32]
-        key = f"lb:page:{selectors.published_snapshot_id()}:{path}"
-        rendered = []
-
-        def produce() -> bytes | None:
-            body = cache.get(key)
-            if body is None:
-                response = view(request, *args, **kwargs)
-                rendered.append(response)
-                if response.status_code != 200:
-                    return None
-                body = response.content
-                cache.set(key, body, selectors.BOARD_TTL)
-            return body
-
-        body = hotcache.get(key, produce)
-        if body is None:
-            return rendered[0]
-        return HttpResponse(body)
-
-    return wrapper
+from .page_cache import cached_per_snapshot
+from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 
 def _category_choices() -> list[dict]:
@@ -136,3 +100,42 @@ def model_detail(request, key: str):
 @cached_per_snapshot
 def methodology(request):
     return render(request, "leaderboard/methodology.html", {"board": selectors.board()})
+
+
+@cached_per_snapshot
+def slices(request):
+    dimension = request.GET.get("dimension", DEFAULT_DIMENSION)
+    if dimension not in DIMENSIONS:
+        raise Http404(f"Unknown dimension {dimension!r}")
+    data = slice_analysis(dimension=dimension)
+    chart_list = []
+    if data and data["models"]:
+        chart_list = [
+            (
+                "slice-ratings",
+                charts.slice_heatmap(data, "rating", "Rating on each value's board", ".0f", "RdBu"),
+            ),
+            (
+                "slice-win-rates",
+                charts.slice_heatmap(
+                    data,
+                    "avg_win_rate",
+                    "Average win rate against the other models of each value's board",
+                    ".2f",
+                    "RdBu",
+                ),
+            ),
+        ]
+        if data["test"] and len(data["test"]["values"]) > 1:
+            chart_list.append(("slice-tau", charts.slice_tau_chart(data)))
+    return render(
+        request,
+        "leaderboard/slices.html",
+        {
+            "data": data,
+            "dimension": dimension,
+            "dimensions": list(DIMENSIONS.items()),
+            "board": selectors.board(),  # the base template's simulated-data banner
+            "charts": chart_list,
+        },
+    )

@@ -1,30 +1,82 @@
-"""Admin for the audit log (read-only, CSV export) and anomaly reports (exclude or dismiss)."""
+"""Admin for moderating votes: battles (exclude/restore with a reason) and anomaly reports."""
 
 from __future__ import annotations
 
-import csv
-import json
-
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from .admin_tools import reason_action
-from .models import AnomalyReport, AuditEntry
-from .services import resolve_report
+from core.audit import reason_action
+from core.errors import ActionRefused
+from ingest.models import Battle
 
-CSV_COLUMNS = ("at", "actor_name", "action", "target", "reason", "affected", "before", "after")
+from .models import AnomalyReport
+from .services import exclude_time_range, exclude_user, resolve_report, set_excluded
 
 
-@admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
-    list_display = ("at", "actor_name", "action", "target", "affected", "reason")
-    list_filter = ("action", "actor_name")
-    search_fields = ("target", "reason", "actor_name")
-    date_hierarchy = "at"
-    readonly_fields = [f.name for f in AuditEntry._meta.fields]
+class _ModerationForm(forms.Form):
+    mode = forms.ChoiceField(
+        choices=[("exclude", "Exclude"), ("restore", "Restore")],
+        widget=forms.RadioSelect,
+        initial="exclude",
+    )
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=2000)
+
+
+class UserModerationForm(_ModerationForm):
+    user_hash = forms.RegexField(
+        regex=r"^[0-9a-f]{64}$",
+        label="Pseudonymised user id",
+        error_messages={"invalid": "A pseudonymised id is 64 hexadecimal characters."},
+    )
+
+
+class RangeModerationForm(_ModerationForm):
+    start = forms.DateTimeField(help_text="UTC, e.g. 2026-11-01 00:00")
+    end = forms.DateTimeField(help_text="UTC, exclusive")
+
+
+@admin.register(Battle)
+class BattleAdmin(admin.ModelAdmin):
+    list_display = (
+        "pair_id",
+        "model_a",
+        "model_b",
+        "outcome",
+        "kind",
+        "language",
+        "task_type",
+        "privacy",
+        "source",
+        "received_at",
+        "excluded",
+        "excluded_reason",
+    )
+    list_filter = (
+        "excluded",
+        "kind",
+        "outcome",
+        "source",
+        "privacy",
+        "language",
+        "task_type",
+        "context_bucket",
+        "model_a",
+    )
+    search_fields = ("=pair_id", "=user_hash", "=ip_hash")
+    date_hierarchy = "received_at"
+    list_select_related = ("model_a", "model_b")
+    show_full_result_count = False
+    actions = ["exclude_battles", "restore_battles"]
+    change_list_template = "admin/ingest/battle/change_list.html"
+
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        # Links from anomaly reports filter by these exact pseudonymised ids.
+        return lookup in ("user_hash", "ip_hash") or super().lookup_allowed(lookup, value, request)
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -35,43 +87,99 @@ class AuditEntryAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_moderate_permission(self, request) -> bool:
+        return request.user.has_perm("ingest.moderate_battle")
+
+    def _set(self, request, queryset, *, exclude: bool):
+        verb = "Exclude" if exclude else "Restore"
+        return reason_action(
+            self,
+            request,
+            queryset,
+            title=f"{verb} battles",
+            apply=lambda qs, reason: set_excluded(
+                battles=qs,
+                exclude=exclude,
+                reason=reason,
+                actor=request.user,
+                target=f"{qs.count()} selected battle(s)",
+            ),
+            done=f"{verb}d {{n}} battle(s). They {'leave' if exclude else 'return to'} the board at the next recompute.",
+        )
+
+    @admin.action(description="Exclude selected battles (with a reason)", permissions=["moderate"])
+    def exclude_battles(self, request, queryset):
+        return self._set(request, queryset, exclude=True)
+
+    @admin.action(description="Restore selected battles (with a reason)", permissions=["moderate"])
+    def restore_battles(self, request, queryset):
+        return self._set(request, queryset, exclude=False)
+
     def get_urls(self):
-        export = self.admin_site.admin_view(self.export_csv)
+        view = self.admin_site.admin_view
         return [
-            path("export.csv", export, name="moderation_auditentry_export"),
+            path("moderate-user/", view(self.moderate_user), name="ingest_battle_moderate_user"),
+            path("moderate-range/", view(self.moderate_range), name="ingest_battle_moderate_range"),
             *super().get_urls(),
         ]
 
     def changelist_view(self, request, extra_context=None):
-        extra = {
-            "export_url": reverse("admin:moderation_auditentry_export")
-            + "?"
-            + request.GET.urlencode()
-        }
+        extra = {"can_moderate": self.has_moderate_permission(request)}
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
-    def export_csv(self, request):
-        if not self.has_view_permission(request):
+    def _moderation_form(self, request, form_class, title, intro, apply):
+        if not self.has_moderate_permission(request):
             raise PermissionDenied
-        cl = self.get_changelist_instance(request)
-        response = HttpResponse(content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = 'attachment; filename="audit-log.csv"'
-        writer = csv.writer(response)
-        writer.writerow(CSV_COLUMNS)
-        for e in cl.get_queryset(request).order_by("at", "id"):
-            writer.writerow(
-                [
-                    e.at.isoformat(),
-                    e.actor_name,
-                    e.action,
-                    e.target,
-                    e.reason,
-                    e.affected,
-                    json.dumps(e.before, sort_keys=True),
-                    json.dumps(e.after, sort_keys=True),
-                ]
-            )
-        return response
+        form = form_class(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                n = apply(form.cleaned_data)
+            except ActionRefused as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.message_user(
+                    request,
+                    f"{n} battle(s) changed; the board follows at the next recompute.",
+                    messages.SUCCESS,
+                )
+                return redirect(reverse("admin:ingest_battle_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "intro": intro,
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "moderation/form.html", context)
+
+    def moderate_user(self, request):
+        return self._moderation_form(
+            request,
+            UserModerationForm,
+            "Exclude or restore all battles of a user",
+            "Users are known only by their pseudonymised id (shown on battles and anomaly reports).",
+            lambda d: exclude_user(
+                user_hash=d["user_hash"],
+                reason=d["reason"],
+                actor=request.user,
+                restore=d["mode"] == "restore",
+            ),
+        )
+
+    def moderate_range(self, request):
+        return self._moderation_form(
+            request,
+            RangeModerationForm,
+            "Exclude or restore all battles in a time range",
+            "Every battle received in [start, end) changes state.",
+            lambda d: exclude_time_range(
+                start=d["start"],
+                end=d["end"],
+                reason=d["reason"],
+                actor=request.user,
+                restore=d["mode"] == "restore",
+            ),
+        )
 
 
 @admin.register(AnomalyReport)

@@ -1,35 +1,9 @@
-"""The audit log of moderation actions and the anomaly reports moderators act on."""
+"""Anomaly reports: suspicious voting patterns waiting for a moderator's decision."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-
-
-class AuditEntry(models.Model):
-    """One moderation action: who, when, what, why, and the state before and after."""
-
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    actor_name = models.CharField(
-        max_length=150, help_text="Kept if the user is deleted; 'system' for tasks."
-    )
-    action = models.CharField(max_length=40, db_index=True)
-    target = models.CharField(max_length=300)
-    reason = models.TextField(blank=True)
-    affected = models.PositiveIntegerField(default=0)
-    before = models.JSONField(default=dict, blank=True)
-    after = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["-at", "-id"]
-        verbose_name = "audit entry"
-        verbose_name_plural = "audit log"
-
-    def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.target}"
 
 
 class AnomalyReport(models.Model):

@@ -16,7 +16,7 @@ CATALOGUE = "Catalogue admins"
 SHARED = [
     "leaderboard.view_snapshot",
     "leaderboard.recompute_snapshot",
-    "moderation.view_auditentry",
+    "core.view_auditentry",
 ]
 ROLE_PERMISSIONS: dict[str, list[str]] = {
     MODERATORS: [
@@ -30,19 +30,19 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
     ],
     CATALOGUE: [
         *SHARED,
-        "leaderboard.add_arenamodel",
-        "leaderboard.change_arenamodel",
-        "leaderboard.view_arenamodel",
-        "leaderboard.merge_arenamodel",
-        "leaderboard.add_modelalias",
-        "leaderboard.change_modelalias",
-        "leaderboard.delete_modelalias",
-        "leaderboard.view_modelalias",
+        "catalogue.add_arenamodel",
+        "catalogue.change_arenamodel",
+        "catalogue.view_arenamodel",
+        "catalogue.merge_arenamodel",
+        "catalogue.add_modelalias",
+        "catalogue.change_modelalias",
+        "catalogue.delete_modelalias",
+        "catalogue.view_modelalias",
         "leaderboard.change_ratingconfig",
         "leaderboard.view_ratingconfig",
-        "ingest.add_apiclient",
-        "ingest.change_apiclient",
-        "ingest.view_apiclient",
+        "core.add_apiclient",
+        "core.change_apiclient",
+        "core.view_apiclient",
     ],
 }
 # Every permission of these apps goes to the catalogue admins, if the app is installed.

@@ -1,4 +1,4 @@
-"""Moderation writes: exclude/restore battles, merge models, resolve reports — each audited.
+"""Moderation writes: exclude/restore battles and resolve anomaly reports — each audited.
 
 Exclusion is a flag on the battle, never a delete; every function records who did what,
 why, and the state before and after, in the same transaction as the change.
@@ -12,44 +12,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from core.audit import record, require_reason
+from core.errors import ActionRefused
 from ingest.models import Battle
-from leaderboard.models import ArenaModel, Visibility
-from leaderboard.selectors import clear_catalogue_cache
 
-from .models import AnomalyReport, AuditEntry
-
-
-class ModerationError(ValueError):
-    """A moderation request that cannot be carried out as asked (message says why)."""
-
-
-def record(
-    *,
-    actor,
-    action: str,
-    target: str,
-    reason: str = "",
-    affected: int = 0,
-    before: dict | None = None,
-    after: dict | None = None,
-) -> AuditEntry:
-    return AuditEntry.objects.create(
-        actor=actor if getattr(actor, "pk", None) else None,
-        actor_name=getattr(actor, "get_username", lambda: "system")() if actor else "system",
-        action=action,
-        target=target[:300],
-        reason=reason,
-        affected=affected,
-        before=before or {},
-        after=after or {},
-    )
-
-
-def _require_reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ModerationError("A reason is required for every moderation action.")
-    return reason
+from .models import AnomalyReport
 
 
 def _state(battles: QuerySet[Battle]) -> dict:
@@ -62,7 +29,7 @@ def set_excluded(
     *, battles: QuerySet[Battle], exclude: bool, reason: str, actor, target: str
 ) -> int:
     """Exclude (or restore) the battles of `battles`. Returns how many changed state."""
-    reason = _require_reason(reason)
+    reason = require_reason(reason)
     with transaction.atomic():
         before = _state(battles)
         if exclude:
@@ -85,7 +52,7 @@ def set_excluded(
 
 def exclude_user(*, user_hash: str, reason: str, actor, restore: bool = False) -> int:
     if not Battle.objects.filter(user_hash=user_hash).exists():
-        raise ModerationError(f"No battles from pseudonymised user {user_hash!r}.")
+        raise ActionRefused(f"No battles from pseudonymised user {user_hash!r}.")
     return set_excluded(
         battles=Battle.objects.filter(user_hash=user_hash),
         exclude=not restore,
@@ -99,7 +66,7 @@ def exclude_time_range(
     *, start: datetime, end: datetime, reason: str, actor, restore: bool = False
 ) -> int:
     if end <= start:
-        raise ModerationError("The end of the range must be after its start.")
+        raise ActionRefused("The end of the range must be after its start.")
     return set_excluded(
         battles=Battle.objects.filter(received_at__gte=start, received_at__lt=end),
         exclude=not restore,
@@ -107,65 +74,6 @@ def exclude_time_range(
         actor=actor,
         target=f"battles received {start.isoformat()} to {end.isoformat()}",
     )
-
-
-def merge_model(*, source: ArenaModel, target: ArenaModel, reason: str, actor) -> None:
-    """Make `source` an alias of `target`: its votes count for `target` from the next recompute."""
-    reason = _require_reason(reason)
-    if source.pk == target.pk:
-        raise ModerationError("A model cannot be merged into itself.")
-    if target.merged_into_id is not None:
-        raise ModerationError(
-            f"{target.key} is itself merged into another model; merge into that one."
-        )
-    if source.merged_into_id is not None:
-        raise ModerationError(
-            f"{source.key} is already merged into another model; unmerge it first."
-        )
-    with transaction.atomic():
-        before = {"merged_into": None, "visibility": source.visibility}
-        ArenaModel.objects.filter(merged_into=source).update(merged_into=target)
-        source.merged_into = target
-        source.visibility = Visibility.HIDDEN
-        source.save(update_fields=["merged_into", "visibility", "updated_at"])
-        record(
-            actor=actor,
-            action="merge model",
-            target=f"{source.key} → {target.key}",
-            reason=reason,
-            affected=Battle.objects.filter(model_a=source).count()
-            + Battle.objects.filter(model_b=source).count(),
-            before=before,
-            after={"merged_into": target.key, "visibility": source.visibility},
-        )
-    clear_catalogue_cache()
-
-
-def unmerge_model(*, source: ArenaModel, reason: str, actor) -> None:
-    """Undo a merge: the model's votes count for it again, with its visibility from before."""
-    reason = _require_reason(reason)
-    if source.merged_into_id is None:
-        raise ModerationError(f"{source.key} is not merged into another model.")
-    last = AuditEntry.objects.filter(
-        action="merge model", target__startswith=f"{source.key} → "
-    ).first()
-    visibility = (
-        (last.before or {}).get("visibility", Visibility.HIDDEN) if last else Visibility.HIDDEN
-    )
-    with transaction.atomic():
-        before = {"merged_into": source.merged_into.key, "visibility": source.visibility}
-        source.merged_into = None
-        source.visibility = visibility
-        source.save(update_fields=["merged_into", "visibility", "updated_at"])
-        record(
-            actor=actor,
-            action="unmerge model",
-            target=source.key,
-            reason=reason,
-            before=before,
-            after={"merged_into": None, "visibility": visibility},
-        )
-    clear_catalogue_cache()
 
 
 def report_battles(report: AnomalyReport) -> QuerySet[Battle]:
@@ -183,7 +91,7 @@ def report_battles(report: AnomalyReport) -> QuerySet[Battle]:
 
 def resolve_report(*, report: AnomalyReport, exclude: bool, reason: str, actor) -> int:
     """Exclude a report's battles (or dismiss it), and close it."""
-    reason = _require_reason(reason)
+    reason = require_reason(reason)
     changed = 0
     with transaction.atomic():
         if exclude:

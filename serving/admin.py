@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.urls import path, reverse
 
+from .fitting import fit_pair_distribution
 from .models import ModelProvider, PairDistribution, SamplingConfig
 from .selectors import (
     fits_for,
@@ -23,7 +24,6 @@ from .selectors import (
     served_providers,
     slot_for,
 )
-from .services import fit_pair_distribution
 
 
 @admin.register(ModelProvider)

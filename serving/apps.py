@@ -12,7 +12,7 @@ class ServingConfig(AppConfig):
     verbose_name = "Pair serving"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401  (serving-state invalidation hooks)
+        from . import receivers  # noqa: F401  (serving-state invalidation hooks)
 
         # httpx logs every provider call at INFO ("HTTP Request: POST ..."): one line per
         # completion, twice per pair. We log failures ourselves, so keep it to warnings

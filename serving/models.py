@@ -20,7 +20,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.utils import timezone
 
-from leaderboard.models import ArenaModel, Visibility
+from catalogue.models import ArenaModel, Visibility
 
 # Visibilities whose models are served (hidden and retired ones are not).
 SERVED_VISIBILITIES = (Visibility.PUBLIC, Visibility.PRIVATE)

@@ -12,7 +12,7 @@ import uuid
 
 from rest_framework import serializers
 
-from ingest.fields import FiniteFloatField, StrictIntegerField
+from core.fields import FiniteFloatField, StrictIntegerField
 from ingest.models import Privacy
 
 from .services import MAX_EDIT_TOKENS, EditPairRequest, PairRequest, edit_too_long

@@ -7,7 +7,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from .services import fit_pair_distribution
+from .fitting import fit_pair_distribution
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Synchronous DRF views: the provider calls run on the per-process engine loop (see
 ``engine``), so the view thread only waits. Errors use the project's error shape
-(``ingest.errors``): 400 invalid, 429 throttled, 503 ``pair_unavailable`` (fewer than two
+(``core.errors``): 400 invalid, 429 throttled, 503 ``pair_unavailable`` (fewer than two
 servable models), 502 ``provider_error`` / 504 ``provider_timeout`` (a side failed and no
 substitute could be asked in time).
 """
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ingest.auth import AnonymousAllowed, ApiKeyAuthentication
-from ingest.throttles import PAIR_THROTTLES
+from core.auth import AnonymousAllowed, ApiKeyAuthentication
+from core.throttles import PAIR_THROTTLES
 
 from . import services
 from .serializers import CreateEditPairSerializer, CreatePairSerializer
@@ -82,15 +81,6 @@ EDIT_RESPONSE = inline_serializer(
 )
 
 
-class ServingFailed(APIException):
-    """A `services.ServingError` in the API's error shape."""
-
-    def __init__(self, error: services.ServingError):
-        super().__init__(detail=error.message, code=error.code)
-        self.status_code = error.status
-        self.default_code = error.code
-
-
 class _PairView(APIView):
     # API keys only: the extension sends no session cookie, and DRF's session check (which
     # loads the session and user for every request) was an eighth of the view's CPU.
@@ -108,10 +98,7 @@ class CreatePairView(_PairView):
     def post(self, request):
         serializer = CreatePairSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            return Response(services.create_pair(request=serializer.to_request()))
-        except services.ServingError as exc:
-            raise ServingFailed(exc) from None
+        return Response(services.create_pair(request=serializer.to_request()))
 
 
 class CreateEditPairView(_PairView):
@@ -123,7 +110,4 @@ class CreateEditPairView(_PairView):
     def post(self, request):
         serializer = CreateEditPairSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            return Response(services.create_edit_pair(request=serializer.to_request()))
-        except services.ServingError as exc:
-            raise ServingFailed(exc) from None
+        return Response(services.create_edit_pair(request=serializer.to_request()))

@@ -29,8 +29,8 @@ def _clean_cache(request):
         return
     from django.core.cache import cache
 
-    from leaderboard import hotcache
-    from leaderboard.selectors import clear_catalogue_cache
+    from catalogue.selectors import clear_catalogue_cache
+    from core import hotcache
 
     # Throttle counters and cached boards live in the cache, and the catalogue cache is per
     # process and does not see test transactions roll back: no test may see another's.
@@ -59,7 +59,7 @@ def api():
 
 @pytest.fixture
 def api_key(db):
-    from ingest.services import issue_api_key
+    from core.services import issue_api_key
 
     _client, key = issue_api_key(name="test client")
     return key

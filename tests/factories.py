@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import factory
 
+from catalogue.models import ArenaModel, Visibility
 from ingest.models import Battle, BattleKind, BattleSource, Outcome, Privacy
-from leaderboard.models import ArenaModel, Visibility
 
 
 class ArenaModelFactory(factory.django.DjangoModelFactory):

@@ -7,7 +7,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from leaderboard.models import ArenaModel, RatingConfig
+from catalogue.models import ArenaModel
+from leaderboard.models import RatingConfig
 from leaderboard.recompute import recompute
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ BENCH = Path(settings.BASE_DIR) / "data" / "benchmarks"
 
 @pytest.fixture
 def catalogue(db):
-    from leaderboard.services import seed_demo_catalogue
+    from catalogue.services import seed_demo_catalogue
 
     seed_demo_catalogue()
 

@@ -7,12 +7,12 @@ from collections import defaultdict
 
 import pytest
 
-from analysis import benchmark_formats as bf
+from catalogue.demo import DEMO_MODELS
+from catalogue.models import ArenaModel, ModelAlias
+from external import benchmark_formats as bf
 from external.models import ExternalAlias, ExternalScore, ExternalSource, Match
 from external.seed_aliases import SEED_ALIASES
 from external.services import import_scores, resolve_scores, seed_external_aliases
-from leaderboard.demo_catalogue import DEMO_MODELS
-from leaderboard.models import ArenaModel, ModelAlias
 
 from .conftest import BENCH, run
 

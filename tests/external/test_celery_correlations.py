@@ -8,10 +8,10 @@ import io
 import pytest
 from django.core.management import call_command
 
+from catalogue.services import seed_demo_catalogue
 from external.models import CorrelationResult
 from external.services import import_demo_scores, seed_external_aliases
 from leaderboard.models import RatingConfig, Snapshot
-from leaderboard.services import seed_demo_catalogue
 from leaderboard.tasks import recompute_leaderboard
 from tests.celery_worker import wait_for
 

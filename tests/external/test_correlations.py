@@ -7,10 +7,11 @@ import pytest
 from django.utils import timezone
 from scipy import stats
 
+from catalogue.models import ArenaModel, Visibility
 from external import tasks
 from external.models import CorrelationResult, ExternalBoard, ExternalScore, ExternalSource
 from external.services import compute_correlations, import_demo_scores
-from leaderboard.models import ArenaModel, Snapshot, SnapshotRow, SnapshotSlice, Visibility
+from leaderboard.models import Snapshot, SnapshotRow, SnapshotSlice
 from leaderboard.recompute import recompute
 
 from .conftest import BENCH, run

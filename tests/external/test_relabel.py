@@ -11,11 +11,11 @@ from django.conf import settings
 
 from analysis.labels import CONTEXT_BUCKETS, LABELER_VERSION, NATURAL_LANGUAGES, TASK_TYPES
 from analysis.labels import programming_language as pl
+from catalogue.models import ArenaModel
+from core.locks import single_flight
 from ingest.models import Battle, CodeContext, Privacy
 from ingest.relabel import file_type_version, relabel_stale_battles, stale_battles
 from ingest.tasks import relabel_battles
-from leaderboard.locks import single_flight
-from leaderboard.models import ArenaModel
 from tests.analysis.data.sample_battles import load_sample_battles
 from tests.factories import BattleFactory
 

@@ -16,9 +16,10 @@ from analysis.grouping import OUTCOME_A, OUTCOME_TIE
 from analysis.labels import TASK_TYPES
 from analysis.matrices import battle_count_matrix, win_fraction_matrix
 from analysis.slice_test import PairCounts, slice_test
+from catalogue.models import ArenaModel, Visibility
 from ingest.models import Battle, BattleKind, BattleSource, Outcome, Privacy
 from leaderboard.aggregation import aggregate
-from leaderboard.models import ArenaModel, RatingConfig, SnapshotRow, Visibility
+from leaderboard.models import RatingConfig, SnapshotRow
 from leaderboard.recompute import recompute
 
 
@@ -56,7 +57,7 @@ def test_api_table_matches_the_stored_boards(api, published):
 def test_counts_from_the_snapshot_equal_the_sql_aggregation(published):
     # The page rebuilds pair counts from stored (rounded) matrices; the recompute read them
     # from SQL. Both must give the same statistic.
-    from leaderboard.slice_views import slice_analysis
+    from leaderboard.slice_selectors import slice_analysis
 
     stored = slice_analysis(dimension="context_bucket")["test"]
     config = RatingConfig.current()

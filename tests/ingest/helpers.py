@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from ingest.models import (
-    ApiClient,
-    Battle,
-    CodeContext,
-    CompletionCode,
-    CompletionLog,
-    SingleOutcome,
-)
+from core.models import ApiClient
+from ingest.models import Battle, CodeContext, CompletionCode, CompletionLog, SingleOutcome
 
 TABLES = (Battle, CodeContext, CompletionLog, CompletionCode, SingleOutcome)
 

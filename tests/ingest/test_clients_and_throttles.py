@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from ingest.auth import hash_key
-from ingest.models import ApiClient, Battle
-from ingest.services import issue_api_key, revoke_api_key
+from core.auth import hash_key
+from core.models import ApiClient
+from core.services import issue_api_key, revoke_api_key
+from ingest.models import Battle
 from tests.ingest.test_native_api import vote
 
 

@@ -214,7 +214,7 @@ def test_single_outcome_without_privacy_is_private(put):
 
 
 def test_list_models_lists_public_and_private(api, models):
-    from leaderboard.models import Visibility
+    from catalogue.models import Visibility
 
     hidden = models["gemini-1.5-flash-002"]
     hidden.visibility = Visibility.HIDDEN

@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from catalogue.models import ModelAlias
 from ingest.extension_serializers import (
     AddCompletionSerializer,
     CompletionOutcomeSerializer,
@@ -22,7 +23,6 @@ from ingest.extension_serializers import (
 )
 from ingest.serializers import BattleSerializer
 from ingest.validation import FastValidator, validator_for
-from leaderboard.models import ModelAlias
 from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
 from tests.ingest.test_native_api import vote
 

@@ -22,12 +22,13 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-import ingest.auth as auth
-import ingest.services as services
-import leaderboard.triggers as triggers
-from ingest.models import ApiClient, Battle, CodeContext
-from ingest.redis_client import shared_redis
-from ingest.services import issue_api_key, revoke_api_key
+import core.auth as auth
+import ingest.rows as rows
+import ingest.triggers as triggers
+from core.models import ApiClient
+from core.redis_client import shared_redis
+from core.services import issue_api_key, revoke_api_key
+from ingest.models import Battle, CodeContext
 from leaderboard import tasks
 from tests.ingest.test_batch import batch
 from tests.ingest.test_native_api import vote
@@ -270,7 +271,7 @@ COMPARED = [f.attname for f in Battle._meta.concrete_fields if f.attname not in 
 def test_raw_insert_writes_what_the_orm_writes(api, models, monkeypatch):
     body = vote(privacy="Research", prefix="def f(x):\n    ", suffix="\n", completion_a="x")
     assert post(api, {**body, "pair_id": "raw"}).status_code == 201
-    monkeypatch.setattr(services, "_raw_sql", lambda: False)
+    monkeypatch.setattr(rows, "raw_sql", lambda: False)
     assert post(api, {**body, "pair_id": "orm"}).status_code == 201
     raw, orm = (Battle.objects.values(*COMPARED).get(pair_id=p) for p in ("raw", "orm"))
     assert abs((raw.pop("received_at") - orm.pop("received_at")).total_seconds()) < 5
@@ -279,7 +280,7 @@ def test_raw_insert_writes_what_the_orm_writes(api, models, monkeypatch):
 
 
 def test_orm_path_keeps_replay_and_conflict_semantics(api, models, monkeypatch):
-    monkeypatch.setattr(services, "_raw_sql", lambda: False)
+    monkeypatch.setattr(rows, "raw_sql", lambda: False)
     assert post(api, vote()).status_code == 201
     r = post(api, vote())
     assert r.status_code == 200 and r.json()["status"] == "duplicate"

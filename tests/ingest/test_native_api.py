@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from catalogue.models import ModelAlias
 from ingest.models import Battle, CodeContext, Outcome
-from leaderboard.models import ModelAlias
 from tests.ingest.helpers import assert_rejected, row_counts
 
 URL = "/api/v1/battles"

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from catalogue.services import seed_demo_catalogue
 from ingest.models import Battle, CodeContext, Outcome
-from leaderboard.services import seed_demo_catalogue
 
 SAMPLE = (
     Path(__file__).parents[2] / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from leaderboard.locks import single_flight
+from catalogue.services import seed_demo_catalogue
+from core.locks import single_flight
 from leaderboard.models import RatingConfig, Snapshot
 from leaderboard.selectors import board
-from leaderboard.services import seed_demo_catalogue
 from leaderboard.tasks import recompute_leaderboard
 from tests.celery_worker import wait_for
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboard.models import ArenaModel
+from catalogue.models import ArenaModel
 from leaderboard.recompute import recompute
 
 

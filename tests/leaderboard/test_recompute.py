@@ -7,10 +7,11 @@ import pytest
 
 from analysis.grouping import group_battles
 from analysis.leaderboard import compute_leaderboard
+from catalogue.models import ArenaModel, Visibility
 from ingest.models import Battle, Outcome
 from leaderboard import recompute as recompute_module
 from leaderboard.aggregation import aggregate
-from leaderboard.models import ArenaModel, Snapshot, SnapshotRow, SnapshotSlice, Visibility
+from leaderboard.models import Snapshot, SnapshotRow, SnapshotSlice
 from leaderboard.recompute import public_ranks, recompute
 from leaderboard.selectors import board, categories, published_snapshot_id
 

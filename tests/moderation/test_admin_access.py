@@ -9,9 +9,9 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.management import call_command
 from django.test import Client
 
-from ingest.models import ApiClient, Battle
-from leaderboard.models import ArenaModel
-from moderation.models import AuditEntry
+from catalogue.models import ArenaModel
+from core.models import ApiClient, AuditEntry
+from ingest.models import Battle
 from tests.moderation.conftest import logged_in
 
 M, C, S = "moderator", "cataloguer", "superuser"
@@ -22,17 +22,17 @@ PAGES = {
     "/admin/ingest/battle/moderate-range/": {M, S},
     "/admin/ingest/completionlog/": {M, S},
     "/admin/moderation/anomalyreport/": {M, S},
-    "/admin/moderation/auditentry/": {M, C, S},
-    "/admin/moderation/auditentry/export.csv": {M, C, S},
+    "/admin/core/auditentry/": {M, C, S},
+    "/admin/core/auditentry/export.csv": {M, C, S},
     "/admin/leaderboard/snapshot/": {M, C, S},
     "/admin/leaderboard/snapshot/recompute/": {M, C, S},
-    "/admin/leaderboard/arenamodel/": {C, S},
-    "/admin/leaderboard/arenamodel/add/": {C, S},
-    "/admin/leaderboard/arenamodel/{pk}/change/": {C, S},
-    "/admin/leaderboard/arenamodel/{pk}/merge/": {C, S},
-    "/admin/leaderboard/modelalias/": {C, S},
-    "/admin/ingest/apiclient/": {C, S},
-    "/admin/ingest/apiclient/add/": {C, S},
+    "/admin/catalogue/arenamodel/": {C, S},
+    "/admin/catalogue/arenamodel/add/": {C, S},
+    "/admin/catalogue/arenamodel/{pk}/change/": {C, S},
+    "/admin/catalogue/arenamodel/{pk}/merge/": {C, S},
+    "/admin/catalogue/modelalias/": {C, S},
+    "/admin/core/apiclient/": {C, S},
+    "/admin/core/apiclient/add/": {C, S},
 }
 
 
@@ -120,7 +120,7 @@ def test_exclude_a_user_from_the_form(request, data):
 
 def test_catalogue_change_needs_a_reason_and_is_audited(request, data):
     cat = logged_in(request.getfixturevalue(C))
-    url = f"/admin/leaderboard/arenamodel/{data.pk}/change/"
+    url = f"/admin/catalogue/arenamodel/{data.pk}/change/"
     form = {
         "key": data.key,
         "display_name": data.display_name,
@@ -150,7 +150,7 @@ def test_catalogue_change_needs_a_reason_and_is_audited(request, data):
 def test_api_key_is_shown_once_and_revocation_is_audited(request, data):
     cat = logged_in(request.getfixturevalue(C))
     r = cat.post(
-        "/admin/ingest/apiclient/add/",
+        "/admin/core/apiclient/add/",
         {"name": "ci bot", "rate_limit_per_minute": "", "audit_reason": "CI"},
         follow=True,
     )
@@ -161,10 +161,10 @@ def test_api_key_is_shown_once_and_revocation_is_audited(request, data):
     )
     client = ApiClient.objects.get(name="ci bot")
     assert key.startswith("arena_") and key not in (client.key_hash, client.key_prefix)
-    page = cat.get(f"/admin/ingest/apiclient/{client.pk}/change/").content.decode()
+    page = cat.get(f"/admin/core/apiclient/{client.pk}/change/").content.decode()
     assert key not in page
     r = cat.post(
-        "/admin/ingest/apiclient/",
+        "/admin/core/apiclient/",
         {
             "action": "revoke",
             ACTION_CHECKBOX_NAME: [client.pk],
@@ -200,10 +200,10 @@ def test_audit_log_is_read_only_and_exports_csv(request, data, moderator):
     )
     su = logged_in(request.getfixturevalue(S))
     entry = AuditEntry.objects.get()
-    r = su.get(f"/admin/moderation/auditentry/{entry.pk}/change/")
+    r = su.get(f"/admin/core/auditentry/{entry.pk}/change/")
     assert r.status_code == 200 and b'name="reason"' not in r.content  # no editable field
-    assert su.post(f"/admin/moderation/auditentry/{entry.pk}/delete/").status_code == 403
-    csv_text = su.get("/admin/moderation/auditentry/export.csv").content.decode()
+    assert su.post(f"/admin/core/auditentry/{entry.pk}/delete/").status_code == 403
+    csv_text = su.get("/admin/core/auditentry/export.csv").content.decode()
     assert csv_text.splitlines()[0] == "at,actor_name,action,target,reason,affected,before,after"
     assert "exclude battles" in csv_text and "nothing" in csv_text
 

@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.models import AuditEntry
 from ingest.models import Battle, BattleKind, Outcome
 from moderation import anomalies
-from moderation.models import AnomalyReport, AuditEntry
+from moderation.models import AnomalyReport
 from moderation.services import resolve_report
 from moderation.tasks import file_reports
 from tests.factories import ArenaModelFactory, BattleFactory

@@ -7,19 +7,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from catalogue.models import ArenaModel, Visibility
+from catalogue.selectors import resolve_model_key
+from catalogue.services import merge_model, unmerge_model
+from core.errors import ActionRefused
+from core.models import AuditEntry
 from ingest.models import Battle
-from leaderboard.models import ArenaModel, Visibility
 from leaderboard.recompute import recompute
-from leaderboard.selectors import board, resolve_model_key
-from moderation.models import AuditEntry
-from moderation.services import (
-    ModerationError,
-    exclude_time_range,
-    exclude_user,
-    merge_model,
-    set_excluded,
-    unmerge_model,
-)
+from leaderboard.selectors import board
+from moderation.services import exclude_time_range, exclude_user, set_excluded
 
 
 def votes_of(key: str, snapshot) -> int | None:
@@ -67,7 +63,7 @@ def test_excluded_battles_leave_the_next_board_and_come_back(arena, moderator):
 
 
 def test_reason_is_required(arena, moderator):
-    with pytest.raises(ModerationError, match="reason"):
+    with pytest.raises(ActionRefused, match="reason"):
         set_excluded(
             battles=Battle.objects.all(), exclude=True, reason="  ", actor=moderator, target="all"
         )
@@ -82,7 +78,7 @@ def test_exclude_all_battles_of_a_user(arena, moderator):
     assert (
         exclude_user(user_hash=user, reason="appeal upheld", actor=moderator, restore=True) == own
     )
-    with pytest.raises(ModerationError, match="No battles"):
+    with pytest.raises(ActionRefused, match="No battles"):
         exclude_user(user_hash="0" * 64, reason="x", actor=moderator)
 
 
@@ -95,7 +91,7 @@ def test_exclude_a_time_range(arena, moderator):
         exclude_time_range(start=start, end=end, reason="outage replay", actor=moderator) == inside
     )
     assert Battle.objects.filter(excluded=True).count() == inside
-    with pytest.raises(ModerationError, match="after its start"):
+    with pytest.raises(ActionRefused, match="after its start"):
         exclude_time_range(start=end, end=start, reason="x", actor=moderator)
 
 
@@ -138,9 +134,9 @@ def test_merged_alias_votes_move_to_the_target_and_back(arena, cataloguer):
 def test_merge_rules(arena, cataloguer):
     a = ArenaModel.objects.get(key="codestral-2405")
     b = ArenaModel.objects.get(key="deepseek-coder-fim")
-    with pytest.raises(ModerationError, match="itself"):
+    with pytest.raises(ActionRefused, match="itself"):
         merge_model(source=a, target=a, reason="x", actor=cataloguer)
     merge_model(source=a, target=b, reason="x", actor=cataloguer)
     c = ArenaModel.objects.get(key="gpt-4o-2024-08-06")
-    with pytest.raises(ModerationError, match="itself merged"):
+    with pytest.raises(ActionRefused, match="itself merged"):
         merge_model(source=c, target=a, reason="x", actor=cataloguer)

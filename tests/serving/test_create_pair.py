@@ -192,7 +192,7 @@ def test_fewer_than_two_servable_models_is_a_clear_503(api, served, stub):
 def test_models_without_provider_hidden_or_without_key_are_never_sampled(
     api, served, stub, monkeypatch
 ):
-    from leaderboard.models import Visibility
+    from catalogue.models import Visibility
     from tests.factories import ArenaModelFactory
     from tests.serving.conftest import add_provider
 

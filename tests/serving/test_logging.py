@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.completions import record_completions
 from ingest.models import CompletionCode, CompletionLog
-from ingest.services import pseudonymise_user, record_completions
+from ingest.pseudonyms import pseudonymise_user
 from ingest.votes import CompletionIn
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.benchmark_formats import BenchmarkFormatError
+from external.benchmark_formats import BenchmarkFormatError
 from external.importers import FORMATS
 from external.services import ImportReport, import_demo_scores, import_scores
 

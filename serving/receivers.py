@@ -3,7 +3,7 @@
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from leaderboard.models import ArenaModel
+from catalogue.models import ArenaModel
 
 from .models import ModelProvider, PairDistribution, SamplingConfig
 from .selectors import clear_serving_state

@@ -24,8 +24,6 @@ import time
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import F
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
@@ -62,16 +60,6 @@ _lock = threading.Lock()
 def forget_client(prefix: str) -> None:
     """Drop a key's cached row in this process (on revocation or any change of the row)."""
     _clients.pop(prefix, None)
-
-
-def forget_all_clients() -> None:
-    _clients.clear()
-
-
-@receiver(post_save, sender=ApiClient)
-@receiver(post_delete, sender=ApiClient)
-def _client_changed(sender, instance: ApiClient, **kwargs) -> None:
-    forget_client(instance.key_prefix)
 
 
 def _client_for(prefix: str) -> ApiClient | None:

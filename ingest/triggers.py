@@ -1,7 +1,7 @@
 """Schedule a recompute after new votes, debounced: one run per window, not one per vote.
 
 The protocol, shared by every web process: a *look* sets the pending flag
-(`tasks.PENDING_KEY`, SET NX with an expiry); the look that sets it schedules a recompute
+(`PENDING_KEY`, SET NX with an expiry); the look that sets it schedules a recompute
 `RECOMPUTE_DEBOUNCE_SECONDS` later. The recompute clears the flag before it reads the
 battles. So a vote that committed before a look is always read by a recompute: the flag
 was either set by that look (its recompute comes later) or already set (the pending
@@ -19,9 +19,10 @@ trailing look comes well before the recompute it scheduled, rather than racing i
 queueing a second run. A process that exits runs its armed trailing look first (atexit);
 a killed one leaves its last second to the beat schedule.
 
-A look uses the process's own Redis client (`ingest.redis_client`) on the cache's key for
+A look uses the process's own Redis client (`core.redis_client`) on the cache's key for
 `PENDING_KEY`, so the task's `cache.delete` clears it; without Redis (embedded mode) it is
-a Django cache call.
+a Django cache call. The recompute lives in the leaderboard app, a layer above ingest, so it
+is named here by string (`RECOMPUTE_TASK`) rather than imported.
 """
 
 from __future__ import annotations
@@ -35,11 +36,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections
 
-from ingest.redis_client import shared_redis, shares_cache_redis
+from core.redis_client import shared_redis, shares_cache_redis
 
 log = logging.getLogger(__name__)
 
 LOCAL_CHECK_SECONDS = 1.0
+PENDING_KEY = "lb:recompute-pending"
+RECOMPUTE_TASK = "leaderboard.tasks.recompute_leaderboard"
 
 _lock = threading.Lock()
 _looked_at = float("-inf")  # time.monotonic() of this process's last look
@@ -100,10 +103,15 @@ def _claim_pending(key: str, timeout: int) -> bool:
     return cache.add(key, 1, timeout=timeout)
 
 
+def recompute_task():
+    """The leaderboard's recompute task, looked up by name in the Celery app."""
+    from celery import current_app
+
+    return current_app.tasks[RECOMPUTE_TASK]
+
+
 def _look() -> None:
     """Set the pending flag; if this set it, schedule the recompute after the debounce."""
-    from .tasks import PENDING_KEY, recompute_leaderboard
-
     delay = settings.RECOMPUTE_DEBOUNCE_SECONDS
     if not _claim_pending(PENDING_KEY, delay + settings.RECOMPUTE_LOCK_SECONDS):
         return
@@ -113,14 +121,12 @@ def _look() -> None:
         timer.daemon = True
         timer.start()
     else:
-        recompute_leaderboard.apply_async(kwargs={"trigger": "votes"}, countdown=delay)
+        recompute_task().apply_async(kwargs={"trigger": "votes"}, countdown=delay)
 
 
 def _run_in_process() -> None:
-    from .tasks import recompute_leaderboard
-
     try:
-        recompute_leaderboard.apply(kwargs={"trigger": "votes"})
+        recompute_task().apply(kwargs={"trigger": "votes"})
     except Exception:
         log.exception("In-process recompute failed")
     finally:

@@ -1,7 +1,7 @@
 """Fixed-window rate limits on Redis (the Django cache in embedded mode).
 
 One counter per (scope, identity, window). With `REDIS_URL` set, a throttle check is one
-pipelined round trip on the process's own Redis client (`ingest.redis_client`): for each
+pipelined round trip on the process's own Redis client (`core.redis_client`): for each
 counter, SET NX with the window's expiry, then INCR. A route's anonymous limits (per IP
 and per user id) are checked together in that one round trip. Without Redis (embedded
 mode) the counters live in the Django cache (`add`, then `incr`). Either way there is no
@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from .client_ip import client_ip
 from .models import ApiClient
 from .redis_client import key_prefix, shared_redis
 
@@ -117,7 +118,7 @@ class _Throttle(BaseThrottle):
 
 class _IpThrottle(_Throttle):
     def identity(self, request) -> str | None:
-        return self.get_ident(request)
+        return client_ip(request)
 
 
 class _UserThrottle(_Throttle):

@@ -13,11 +13,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from catalogue.services import seed_demo_catalogue
 from external.services import import_demo_scores, seed_external_aliases
 from ingest.models import Battle, BattleSource
 from ingest.simulation import simulate
 from ingest.transfer import import_battles
-from leaderboard.services import seed_demo_catalogue
 from moderation.roles import ensure_groups
 
 SAMPLE = Path(settings.BASE_DIR) / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"

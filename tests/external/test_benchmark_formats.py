@@ -1,4 +1,4 @@
-"""Tests for analysis.benchmark_formats on the real score files in data/benchmarks/ and on
+"""Tests for external.benchmark_formats on the real score files in data/benchmarks/ and on
 broken copies of them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.benchmark_formats import (
+from external.benchmark_formats import (
     BenchmarkFormatError,
     ExternalScoreRow,
     parse_bigcodebench,

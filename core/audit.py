@@ -1,6 +1,7 @@
-"""Admin building blocks for audited moderation: a reason on every change, reason-taking actions.
+"""The audit trail of staff actions: `record`, and admin building blocks that always ask why.
 
-`AuditedAdmin` adds a required "Reason" field to add/change forms and records every save,
+`record` writes one audit entry (who, when, what, why, before/after); callers run it in the
+transaction of the change it describes. `AuditedAdmin` adds a required "Reason" field to add/change forms and records every save,
 inline change and delete in the audit log with the changed fields before and after.
 `reason_action` turns a bulk action into a two-step one: pick rows, then give a reason.
 """
@@ -16,7 +17,38 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Model, QuerySet
 from django.template.response import TemplateResponse
 
-from .services import ModerationError, record
+from .errors import ActionRefused
+from .models import AuditEntry
+
+
+def record(
+    *,
+    actor,
+    action: str,
+    target: str,
+    reason: str = "",
+    affected: int = 0,
+    before: dict | None = None,
+    after: dict | None = None,
+) -> AuditEntry:
+    return AuditEntry.objects.create(
+        actor=actor if getattr(actor, "pk", None) else None,
+        actor_name=getattr(actor, "get_username", lambda: "system")() if actor else "system",
+        action=action,
+        target=target[:300],
+        reason=reason,
+        affected=affected,
+        before=before or {},
+        after=after or {},
+    )
+
+
+def require_reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ActionRefused("A reason is required for every moderation action.")
+    return reason
+
 
 SKIP_FIELDS = {"created_at", "updated_at", "last_used_at", "request_count", "key_hash"}
 
@@ -132,7 +164,7 @@ def reason_action(
         if form.is_valid():
             try:
                 n = apply(queryset, form.cleaned_data["reason"])
-            except ModerationError as exc:
+            except ActionRefused as exc:
                 modeladmin.message_user(request, str(exc), messages.ERROR)
                 return None
             modeladmin.message_user(request, done.format(n=n), messages.SUCCESS)

@@ -1,17 +1,45 @@
 """One error shape for every API response: {"error", "message", "fields"}.
 
-`message` names each offending field by its dotted path (e.g. `completionItems.0.model`)
-and says what is wrong with it, so a client developer can fix the request without docs.
+Services raise an `ApplicationError` (or a subclass declared in their own app); the one DRF
+exception handler here turns it, and DRF's own exceptions, into that shape. `message` names
+each offending field by its dotted path (e.g. `completionItems.0.model`) and says what is
+wrong with it, so a client developer can fix the request without docs.
 """
 
 from __future__ import annotations
 
-from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from .services import BatchRejected, PairConflict
+
+class ApplicationError(Exception):
+    """An error a service raises on purpose; the API answers `status` with `error`=`code`."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, fields: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+    def body(self) -> dict:
+        body: dict = {"error": self.code, "message": self.message}
+        if self.fields is not None:
+            body["fields"] = self.fields
+        return body
+
+
+class ActionRefused(ApplicationError):
+    """A staff action that cannot be carried out as asked (the message says why)."""
+
+    code = "refused"
+
+
+class Conflict(ApplicationError):
+    status = 409
+    code = "conflict"
 
 
 def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
@@ -32,7 +60,8 @@ def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
-def _summary(fields: dict[str, list[str]], limit: int = 5) -> str:
+def summary(fields: dict[str, list[str]], limit: int = 5) -> str:
+    """The first message of up to `limit` fields, as one line."""
     parts = [f"{path}: {msgs[0]}" for path, msgs in list(fields.items())[:limit]]
     if len(fields) > limit:
         parts.append(f"… and {len(fields) - limit} more")
@@ -40,32 +69,14 @@ def _summary(fields: dict[str, list[str]], limit: int = 5) -> str:
 
 
 def api_exception_handler(exc, context):
-    if isinstance(exc, PairConflict):
-        msg = "Already stored with a different vote (same pair id, different models, user or outcome)."
-        return Response(
-            {
-                "error": "conflict",
-                "message": f"pair_id '{exc.pair_id}': {msg}",
-                "fields": {"pair_id": [msg]},
-            },
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, BatchRejected):
-        fields = flatten_errors({"battles": {str(i): e for i, e in sorted(exc.errors.items())}})
-        return Response(
-            {
-                "error": "conflict" if exc.conflict else "invalid",
-                "message": "Nothing was stored. " + _summary(fields),
-                "fields": fields,
-            },
-            status=status.HTTP_409_CONFLICT if exc.conflict else status.HTTP_400_BAD_REQUEST,
-        )
+    if isinstance(exc, ApplicationError):
+        return Response(exc.body(), status=exc.status)
     response = exception_handler(exc, context)
     if response is None:
         return None
     if isinstance(exc, ValidationError):
         fields = flatten_errors(exc.detail)
-        response.data = {"error": "invalid", "message": _summary(fields), "fields": fields}
+        response.data = {"error": "invalid", "message": summary(fields), "fields": fields}
     else:
         code = getattr(exc, "default_code", "error")
         response.data = {"error": code, "message": str(getattr(exc, "detail", exc))}

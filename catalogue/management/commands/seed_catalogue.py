@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.services import seed_demo_catalogue
+from catalogue.services import seed_demo_catalogue
 
 
 class Command(BaseCommand):

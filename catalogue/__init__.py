@@ -1,0 +1,1 @@
+"""The model catalogue: the LLMs that battle, their aliases and merges."""

@@ -1,0 +1,25 @@
+"""The serializer field for a model key as clients send it, resolved through the catalogue."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from .selectors import CatalogueEntry, resolve_model_key
+
+
+class ModelKeyField(serializers.CharField):
+    """A model key as clients send it, resolved through the catalogue and its aliases."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 128)
+        super().__init__(**kwargs)
+
+    def run_validation(self, data=serializers.empty) -> CatalogueEntry:
+        key = super().run_validation(data)
+        entry = resolve_model_key(key)
+        if entry is None:
+            raise serializers.ValidationError(
+                f"Unknown model key '{key}': it is neither a catalogue model nor an alias.",
+                code="unknown_model",
+            )
+        return entry

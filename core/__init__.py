@@ -1,0 +1,1 @@
+"""Cross-cutting plumbing every app may use: API keys, throttles, Redis, errors, locks, audit."""

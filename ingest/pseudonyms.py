@@ -1,0 +1,21 @@
+"""Pseudonyms stored instead of client user ids and IP addresses (HMAC, keyed by a setting)."""
+
+from __future__ import annotations
+
+import hmac
+
+from django.conf import settings
+
+
+def pseudonymise_user(user_id: str) -> str:
+    """HMAC-SHA256 of the client's user id: stable per user, not reversible without the key."""
+    # hmac.digest: OpenSSL's one-shot HMAC, the same value as hmac.new(...).hexdigest().
+    key = settings.USER_ID_HMAC_KEY.encode()
+    return hmac.digest(key, user_id.encode(), "sha256").hex()
+
+
+def pseudonymise_ip(ip: str | None) -> str:
+    if not ip:
+        return ""
+    key = settings.USER_ID_HMAC_KEY.encode()
+    return hmac.digest(key, b"ip:" + ip.encode(), "sha256").hex()[:16]

@@ -1,0 +1,193 @@
+"""Battle rows as plain column -> value dicts, and the raw SQL that writes them.
+
+Votes are written as plain rows rather than through Model.save(): the ORM's per-row work
+(instance set-up, SQL compilation, value preparation) was a fifth of a single vote's CPU and
+most of a batch's. Columns a vote does not set take the model's defaults, computed once.
+The same writer serves single votes (one INSERT), code-less batches and the simulator
+(COPY); other databases than PostgreSQL (the embedded SQLite) take the ORM path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from contextlib import nullcontext
+
+import psycopg
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+
+from .labelling import label_fields
+from .models import Battle, CodeContext
+from .pseudonyms import pseudonymise_user
+from .votes import VoteIn
+
+_FIELDS = [f for f in Battle._meta.concrete_fields if not f.primary_key]
+COLUMNS = tuple(f.attname for f in _FIELDS)
+ROW_DEFAULTS = {f.attname: f.get_default() for f in _FIELDS if f.attname not in ("received_at",)}
+_TABLE = Battle._meta.db_table
+_COLUMN_LIST = ", ".join(f'"{f.column}"' for f in _FIELDS)
+# One statement, atomic on its own: a replayed pair id inserts nothing and returns no row,
+# so no savepoint is needed to survive the duplicate, even inside a caller's transaction.
+_INSERT_SQL = (
+    f'INSERT INTO "{_TABLE}" ({_COLUMN_LIST}) VALUES ({", ".join(["%s"] * len(_FIELDS))}) '
+    'ON CONFLICT ("pair_id") DO NOTHING RETURNING "id"'
+)
+_COPY_SQL = f'COPY "{_TABLE}" ({_COLUMN_LIST}) FROM STDIN'
+_STORED_SQL = f'SELECT "pair_id", "content_hash" FROM "{_TABLE}" WHERE "pair_id" = ANY(%s)'
+
+
+def content_hash(
+    *, kind: str, user_hash: str, model_a_id: int, model_b_id: int, outcome: int
+) -> str:
+    """What makes two posts of one pair id "the same vote": who, which models where, result."""
+    text = f"{kind}|{user_hash}|{model_a_id}|{model_b_id}|{outcome}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now) -> dict:
+    """The battle row of a vote, every column set (model defaults for the rest)."""
+    user_hash = vote.user_hash or pseudonymise_user(vote.user_id)
+    # Plain values (not the Choices members the serializers hand over) for the driver.
+    outcome, kind = int(vote.outcome), str(vote.kind)
+    return {
+        **ROW_DEFAULTS,
+        "pair_id": vote.pair_id,
+        "user_hash": user_hash,
+        "model_a_id": vote.model_a_id,
+        "model_b_id": vote.model_b_id,
+        "outcome": outcome,
+        "kind": kind,
+        "file_type": vote.file_type,
+        "privacy": str(vote.privacy),
+        "latency_a_ms": vote.latency_a_ms,
+        "latency_b_ms": vote.latency_b_ms,
+        "prefix_chars": vote.prefix_chars,
+        "suffix_chars": vote.suffix_chars,
+        "client_version": vote.client_version,
+        "received_at": vote.received_at or now,
+        "source": str(vote.source),
+        "client_id": client_id,
+        "ip_hash": ip_hash,
+        "content_hash": content_hash(
+            kind=kind,
+            user_hash=user_hash,
+            model_a_id=vote.model_a_id,
+            model_b_id=vote.model_b_id,
+            outcome=outcome,
+        ),
+        **label_fields(vote),
+    }
+
+
+def raw_sql() -> bool:
+    # The hand-written SQL (ON CONFLICT, = ANY, COPY, prepared statements) is PostgreSQL's.
+    return connection.vendor == "postgresql"
+
+
+def _insert_raw(params: list) -> int | None:
+    """Run `_INSERT_SQL`; the new id, or None when the pair id is already stored.
+
+    Each round trip costs this process about as much CPU as the INSERT's own (waiting on
+    a socket is not free), so the INSERT is the request's only statement: it runs on a
+    psycopg cursor of Django's connection (server-side binding; prepared once the driver's
+    `prepare_threshold` says so, which Django leaves off by default for connection
+    poolers), with Django's exception types, but without Django's per-request health
+    check (`SELECT 1` before the first query, CONN_HEALTH_CHECKS). It checks for itself
+    instead: outside a transaction, if a reused connection turns out dead, it reconnects
+    and runs again, which is what the health check would have done. Running twice is
+    safe: with ON CONFLICT DO NOTHING, a first run that did commit makes the second a
+    replay.
+
+    When queries are being recorded (DEBUG, tests capturing queries) it goes through
+    Django's cursor instead, so the statement is logged like any other.
+    """
+    may_retry = connection.connection is not None and not connection.in_atomic_block
+    connection.ensure_connection()
+    if connection.queries_logged:
+        with connection.cursor() as cursor:
+            cursor.execute(_INSERT_SQL, params)
+            row = cursor.fetchone()
+        return None if row is None else row[0]
+    try:
+        return _execute_raw(params)
+    except (OperationalError, InterfaceError):
+        if not may_retry or connection.is_usable():
+            raise  # not a dead connection
+        connection.close()
+        connection.ensure_connection()
+        return _execute_raw(params)
+
+
+def _execute_raw(params: list) -> int | None:
+    connection.validate_no_broken_transaction()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(_INSERT_SQL, params)
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def insert_one(row: dict, code: CodeContext | None) -> int | None:
+    """Store one battle (and its code); None when its pair id is already stored."""
+    if not raw_sql():
+        return _insert_one_orm(row, code)
+    params = [row[c] for c in COLUMNS]
+    if code is None:
+        return _insert_raw(params)
+    with transaction.atomic():
+        battle_id = _insert_raw(params)
+        if battle_id is not None:
+            code.battle_id = battle_id
+            code.save(force_insert=True)
+    return battle_id
+
+
+def _insert_one_orm(row: dict, code: CodeContext | None) -> int | None:
+    battle = Battle(**row)
+    try:
+        with transaction.atomic():
+            battle.save(force_insert=True)
+            if code is not None:
+                code.battle = battle
+                code.save(force_insert=True)
+    except IntegrityError:
+        if not Battle.objects.filter(pair_id=row["pair_id"]).exists():
+            raise
+        return None
+    return battle.id
+
+
+def stored_hashes(pair_ids: list[str]) -> dict[str, str]:
+    """pair id -> content hash of the ones already stored."""
+    if not raw_sql():
+        return dict(
+            Battle.objects.filter(pair_id__in=pair_ids).values_list("pair_id", "content_hash")
+        )
+    # One array parameter instead of the ORM's IN list of 500 placeholders.
+    with connection.cursor() as cursor:
+        cursor.execute(_STORED_SQL, [pair_ids])
+        return dict(cursor.fetchall())
+
+
+def copy_rows(rows: Iterable[dict]) -> None:
+    """Write code-less rows with COPY (PostgreSQL) or bulk inserts (other databases).
+
+    One COPY is atomic on its own; inside a caller's transaction a savepoint keeps a failed
+    COPY from breaking it (batch retries need that).
+    """
+    if not raw_sql():
+        batch: list[Battle] = []
+        for row in rows:
+            batch.append(Battle(**row))
+            if len(batch) >= 5000:
+                Battle.objects.bulk_create(batch)
+                batch = []
+        Battle.objects.bulk_create(batch)
+        return
+    with (
+        transaction.atomic() if connection.in_atomic_block else nullcontext(),
+        connection.cursor() as cursor,
+        connection.wrap_database_errors,
+        cursor.cursor.copy(_COPY_SQL) as copy,  # psycopg's cursor: Django's has no copy()
+    ):
+        for row in rows:
+            copy.write_row([row[c] for c in COLUMNS])

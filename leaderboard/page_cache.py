@@ -1,0 +1,54 @@
+"""Whole rendered pages cached per published snapshot (shared cache plus a per-process memo)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import wraps
+
+from django.core.cache import cache
+from django.http import HttpResponse
+
+from core import hotcache
+
+from . import selectors
+
+
+def cached_per_snapshot(view=None, *, version: Callable | None = None):
+    """Serve the rendered page from the cache until a new snapshot is published.
+
+    The pages carry nothing user-specific, and everything on them comes from the published
+    snapshot, so its id plus the full path identifies the HTML exactly. A page that also
+    shows data computed after the snapshot (correlations) passes `version(request)`, a
+    string that changes whenever that data does.
+    """
+
+    def decorate(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if request.method != "GET":
+                return view(request, *args, **kwargs)
+            path = hashlib.sha256(request.get_full_path().encode()).hexdigest()[:32]
+            extra = f":{version(request)}" if version is not None else ""
+            key = f"lb:page:{selectors.published_snapshot_id()}{extra}:{path}"
+            rendered = []
+
+            def produce() -> bytes | None:
+                body = cache.get(key)
+                if body is None:
+                    response = view(request, *args, **kwargs)
+                    rendered.append(response)
+                    if response.status_code != 200:
+                        return None
+                    body = response.content
+                    cache.set(key, body, selectors.BOARD_TTL)
+                return body
+
+            body = hotcache.get(key, produce)
+            if body is None:
+                return rendered[0]
+            return HttpResponse(body)
+
+        return wrapper
+
+    return decorate(view) if view is not None else decorate

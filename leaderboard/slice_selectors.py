@@ -1,0 +1,148 @@
+"""Reads for win rates by slice: a model x slice-value table per dimension, and whether slicing matters.
+
+For one dimension (task type, programming language, context length, natural language,
+completion vs edit) of the published snapshot this gives every public model's rating,
+95% interval, votes, rank change and average win rate on each value's board, and the
+likelihood-ratio test of ``analysis.slice_test`` (one Bradley-Terry model for all values vs
+one per value) with Kendall's tau between each value's ranking and the overall one.
+
+Everything is computed from what the snapshot stores: the rows of each slice board, and
+each slice's battle-count and win-fraction matrices (which give the pairwise counts the test
+needs). Results are cached per snapshot id, like the boards.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.core.cache import cache
+
+from analysis.labels import CONTEXT_BUCKETS, TASK_TYPES
+from analysis.slice_test import PairCounts, slice_test
+
+from . import selectors
+from .aggregation import DIMENSIONS
+from .models import SnapshotRow, SnapshotSlice
+
+DEFAULT_DIMENSION = "task_type"
+_VALUE_ORDER = {"task_type": TASK_TYPES, "context_bucket": CONTEXT_BUCKETS}
+
+
+def _finite(x: float | None) -> float | None:
+    return None if x is None or not math.isfinite(x) else x
+
+
+def _ordered(dimension: str, slices: list[SnapshotSlice]) -> list[SnapshotSlice]:
+    order = _VALUE_ORDER.get(dimension)
+    if order:
+        rank = {v: i for i, v in enumerate(order)}
+        return sorted(slices, key=lambda s: (rank.get(s.value, len(rank)), s.value))
+    return sorted(slices, key=lambda s: (-s.battles, s.value))
+
+
+def _build(sid: int, dimension: str) -> dict:
+    slices = _ordered(
+        dimension,
+        list(
+            SnapshotSlice.objects.filter(snapshot_id=sid, dimension=dimension).only(
+                "id", "key", "value", "battles", "models_order", "matrices"
+            )
+        ),
+    )
+    overall = selectors.board(category="overall", snapshot_id=sid)
+    # Reference ranking for Kendall's tau: every rated model of the overall board (the test
+    # uses all models in the matrices; only aggregate numbers are shown, no private names).
+    reference = {
+        key: rating
+        for key, rating in SnapshotRow.objects.filter(
+            slice__snapshot_id=sid, slice__key="overall", rating__isnull=False
+        ).values_list("model__key", "rating")
+    }
+    counts = {
+        s.value: PairCounts.from_matrices(
+            s.models_order, s.matrices["battle_count"], s.matrices["win_fraction"]
+        )
+        for s in slices
+    }
+    test = slice_test(counts, reference=reference) if counts else None
+    test_dict = None
+    if test is not None:
+        test_dict = test.to_dict()
+        test_dict.pop("pooled_ratings")
+        for value in test_dict["values"]:
+            value.pop("ratings")
+
+    cells: dict[str, dict[str, dict]] = {}
+    names: dict[str, str] = {}
+    for (
+        key,
+        display,
+        value,
+        rating,
+        lo,
+        hi,
+        votes,
+        rank,
+        change,
+        awr,
+    ) in SnapshotRow.objects.filter(slice__in=slices, public=True).values_list(
+        "model__key",
+        "model__display_name",
+        "slice__value",
+        "rating",
+        "ci_lower",
+        "ci_upper",
+        "votes",
+        "rank",
+        "rank_change",
+        "avg_win_rate",
+    ):
+        names[key] = display
+        cells.setdefault(key, {})[value] = {
+            "rating": _finite(rating),
+            "ci_lower": _finite(lo),
+            "ci_upper": _finite(hi),
+            "votes": votes,
+            "rank": rank,
+            "rank_change": change,
+            "avg_win_rate": _finite(awr),
+        }
+    order = [m["model"] for m in overall["models"]] if overall else []
+    order += sorted(k for k in cells if k not in order)
+    values = [s.value for s in slices]
+    return {
+        "snapshot": overall["snapshot"] if overall else {"id": sid},
+        "dimension": dimension,
+        "label": DIMENSIONS[dimension],
+        "values": [{"value": s.value, "key": s.key, "battles": s.battles} for s in slices],
+        "models": [
+            {
+                "model": key,
+                "display_name": names.get(key) or key,
+                "overall_rating": next(
+                    (m["rating"] for m in overall["models"] if m["model"] == key), None
+                )
+                if overall
+                else None,
+                "cells": [cells.get(key, {}).get(v) for v in values],
+            }
+            for key in order
+            if key in cells
+        ],
+        "test": test_dict,
+    }
+
+
+def slice_analysis(*, dimension: str, snapshot_id: int | None = None) -> dict | None:
+    """The table and test for one dimension of a snapshot (default: published), cached."""
+    if dimension not in DIMENSIONS:
+        raise KeyError(dimension)
+    sid = snapshot_id or selectors.published_snapshot_id()
+    if sid is None:
+        return None
+    key = f"lb:slices:{sid}:{dimension}"
+    data = cache.get(key)
+    if data is None:
+        data = _build(sid, dimension)
+        cache.set(key, data, selectors.BOARD_TTL)
+    return data
