@@ -19,7 +19,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make run    - install, migrate the embedded SQLite database, load demo data, serve :8000"
 	@echo "make test   - install and run the whole suite against PostgreSQL and Redis"
-	@echo "make lint   - ruff check and format check"
+	@echo "make lint   - ruff (check, format), import-linter (layers), mypy"
 	@echo "make bench  - run the benchmark scripts (see docs/performance.md)"
 
 $(STAMP): pyproject.toml
@@ -46,6 +46,8 @@ test: install check-services
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
 
 format: install
 	$(VENV)/bin/ruff format .

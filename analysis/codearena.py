@@ -263,7 +263,7 @@ def _status(sample: Mapping[str, Any], key: str, task_id: str) -> str | None:
         return None
     if value not in _EVALPLUS_STATUSES:
         raise ValueError(f"{task_id}: unknown {key} {value!r} (expected pass/fail/timeout)")
-    return value
+    return str(value)
 
 
 def score_evalplus(results: Mapping[str, Any] | str | Path, *, k: int = 1) -> EvalPlusScore:

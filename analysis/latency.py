@@ -77,6 +77,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -127,12 +128,14 @@ class LogNormalFit:
         return math.exp(self.mu + 0.5 * self.sigma**2)
 
     def quantile(self, q: float | np.ndarray) -> float | np.ndarray:
-        return np.exp(self.mu + self.sigma * ndtri(q))
+        out: float | np.ndarray = np.exp(self.mu + self.sigma * ndtri(q))
+        return out
 
     def cdf(self, x: float | np.ndarray) -> float | np.ndarray:
         x = np.asarray(x, dtype=float)
         with np.errstate(divide="ignore"):
-            return ndtr((np.log(x) - self.mu) / self.sigma)
+            out: np.ndarray = ndtr((np.log(x) - self.mu) / self.sigma)
+        return out
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
         return rng.lognormal(self.mu, self.sigma, size)
@@ -160,7 +163,8 @@ def _clean_logs(latencies: Sequence[float] | np.ndarray) -> np.ndarray:
     x = np.asarray(latencies, dtype=float).ravel()
     # Zero/negative/NaN latencies are logging glitches, not fast completions.
     x = x[np.isfinite(x) & (x > 0)]
-    return np.log(x)
+    out: np.ndarray = np.log(x)
+    return out
 
 
 def fit_lognormal(
@@ -191,7 +195,7 @@ def fit_lognormal(
 
 
 def pooled_prior(
-    latencies_by_model: Mapping[str, Sequence[float]] | Sequence[Sequence[float]],
+    latencies_by_model: Mapping[Any, Sequence[float]] | Sequence[Sequence[float]],
     *,
     weight: float = 5.0,
     fallback: LogNormalPrior = DEFAULT_PRIOR,
@@ -247,9 +251,10 @@ def _expected_max_closed_form(
     mu_i: np.ndarray, s_i: np.ndarray, mu_j: np.ndarray, s_j: np.ndarray
 ) -> np.ndarray:
     s = np.sqrt(s_i**2 + s_j**2)
-    return np.exp(mu_i + 0.5 * s_i**2) * ndtr((mu_i - mu_j + s_i**2) / s) + np.exp(
+    out: np.ndarray = np.exp(mu_i + 0.5 * s_i**2) * ndtr((mu_i - mu_j + s_i**2) / s) + np.exp(
         mu_j + 0.5 * s_j**2
     ) * ndtr((mu_j - mu_i + s_j**2) / s)
+    return out
 
 
 def _expected_max_quadrature(
@@ -270,7 +275,8 @@ def _expected_max_quadrature(
     u = lo[:, None] + width * t[None, :]
     f = ndtr((u - mu_i[:, None]) / s_i[:, None]) * ndtr((u - mu_j[:, None]) / s_j[:, None])
     integral = ((1.0 - f) * np.exp(u)) @ wt * (hi - lo)
-    return integral + np.exp(lo)
+    out: np.ndarray = integral + np.exp(lo)
+    return out
 
 
 def _max_quantile(
@@ -285,7 +291,8 @@ def _max_quantile(
         below = ndtr((m - mu_i) / s_i) * ndtr((m - mu_j) / s_j) < q
         a = np.where(below, m, a)
         b = np.where(below, b, m)
-    return np.exp(0.5 * (a + b))
+    out: np.ndarray = np.exp(0.5 * (a + b))
+    return out
 
 
 @dataclass(frozen=True)
@@ -421,7 +428,8 @@ def sample_pair(
 def model_shares(probs: np.ndarray) -> np.ndarray:
     """Fraction of battles each model takes part in (sums to 2: two models per battle)."""
     p = np.triu(np.asarray(probs, dtype=float), 1)
-    return p.sum(axis=0) + p.sum(axis=1)
+    out: np.ndarray = p.sum(axis=0) + p.sum(axis=1)
+    return out
 
 
 def experienced_latency_quantiles(
@@ -443,7 +451,8 @@ def experienced_latency_quantiles(
         below = g < q
         a = np.where(below, m, a)
         b = np.where(below, b, m)
-    return np.exp(0.5 * (a + b))
+    out: np.ndarray = np.exp(0.5 * (a + b))
+    return out
 
 
 def experienced_latency_mean(expected: np.ndarray, probs: np.ndarray) -> float:

@@ -1040,7 +1040,7 @@ def main() -> int:
             if (s.mode + ("" if s.keyed or s.mode == "extension" else "_anon")) in wanted
         ]
 
-    def on_signal(signum, frame):
+    def on_signal(_signum, _frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)

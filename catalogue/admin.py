@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -70,7 +72,7 @@ class ArenaModelAdmin(AuditedAdmin):
             raise PermissionDenied
         source = get_object_or_404(ArenaModel, pk=pk)
         form = MergeForm(request.POST or None)
-        form.fields["target"].queryset = ArenaModel.objects.filter(
+        cast(forms.ModelChoiceField, form.fields["target"]).queryset = ArenaModel.objects.filter(
             merged_into__isnull=True
         ).exclude(pk=pk)
         if request.method == "POST" and form.is_valid():

@@ -66,7 +66,8 @@ def merge_model(*, source: ArenaModel, target: ArenaModel, reason: str, actor) -
 def unmerge_model(*, source: ArenaModel, reason: str, actor) -> None:
     """Undo a merge: the model's votes count for it again, with its visibility from before."""
     reason = require_reason(reason)
-    if source.merged_into_id is None:
+    target = source.merged_into
+    if target is None:
         raise ActionRefused(f"{source.key} is not merged into another model.")
     last = AuditEntry.objects.filter(
         action="merge model", target__startswith=f"{source.key} → "
@@ -75,7 +76,7 @@ def unmerge_model(*, source: ArenaModel, reason: str, actor) -> None:
         (last.before or {}).get("visibility", Visibility.HIDDEN) if last else Visibility.HIDDEN
     )
     with transaction.atomic():
-        before = {"merged_into": source.merged_into.key, "visibility": source.visibility}
+        before = {"merged_into": target.key, "visibility": source.visibility}
         source.merged_into = None
         source.visibility = visibility
         source.save(update_fields=["merged_into", "visibility", "updated_at"])

@@ -268,7 +268,7 @@ def parse_livebench(
                     "livebench",
                     "coding",
                     model,
-                    means["Coding"],  # type: ignore[arg-type]
+                    means["Coding"],
                     {**base, "tasks": coding_tasks, "missing_tasks": list(missing)},
                 )
             )

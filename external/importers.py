@@ -104,21 +104,21 @@ def read_boards(
     end: date | str | None = None,
 ) -> list[ParsedBoard]:
     """Parse the files of one import. ``start``/``end`` only apply to LiveCodeBench."""
-    paths = [Path(p) for p in paths]
+    files = [Path(p) for p in paths]
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
-    for path in paths:
+    for path in files:
         if not path.is_file():
             raise BenchmarkFormatError(str(path), "no such file")
     if fmt == "livebench":
-        return _livebench(paths, release)
-    if len(paths) != 1:
-        raise ValueError(f"{fmt} takes exactly one file, got {len(paths)}")
-    path = paths[0]
+        return _livebench(files, release)
+    if len(files) != 1:
+        raise ValueError(f"{fmt} takes exactly one file, got {len(files)}")
+    path = files[0]
     if fmt == "bigcodebench":
         rows = bf.parse_bigcodebench(path)
         subset = rows[0].extra["subset"] if rows else "full"
-        return _group(rows, release=release or "", paths=paths, details={"subset": subset})
+        return _group(rows, release=release or "", paths=files, details={"subset": subset})
     if fmt == "livecodebench":
         lo, hi = _edge(start), _edge(end)
         rows = bf.parse_livecodebench(path, start=lo, end=hi)
@@ -126,16 +126,16 @@ def read_boards(
             f"problems {lo.isoformat() if lo else 'first'} to {hi.isoformat() if hi else 'last'}"
         )
         details = {"window_start": lo and lo.isoformat(), "window_end": hi and hi.isoformat()}
-        return _group(rows, release=release or window, paths=paths, details=details)
+        return _group(rows, release=release or window, paths=files, details=details)
     if fmt == "chatbot_arena":
         rows = bf.parse_chatbot_arena(path)
         snapshot = rows[0].extra.get("snapshot") if rows else None
-        return _group(rows, release=release or snapshot or "", paths=paths, details={})
+        return _group(rows, release=release or snapshot or "", paths=files, details={})
     if fmt == "evalplus":
-        return _group(bf.parse_evalplus(path), release=release or "", paths=paths, details={})
+        return _group(bf.parse_evalplus(path), release=release or "", paths=files, details={})
     rows, details = parse_codearena(path)
     return _group(
-        rows, release=release or details.get("baseline", ""), paths=paths, details=details
+        rows, release=release or str(details.get("baseline", "")), paths=files, details=details
     )
 
 

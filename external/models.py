@@ -95,7 +95,7 @@ class ExternalAlias(models.Model):
         ]
 
     def __str__(self) -> str:
-        target = self.model.key if self.model_id else "(not matched)"
+        target = self.model.key if self.model is not None else "(not matched)"
         return f"{self.source.key}: {self.name} → {target}"
 
 

@@ -193,25 +193,25 @@ def external_catalogue() -> dict:
         c["scores"] += 1
         c["matched"] += match in (Match.ALIAS, Match.KEY)
         c["ignored"] += match == Match.IGNORED
-    values: dict[tuple[int, int], tuple[float, str]] = {}
+    values: dict[tuple[int, int | None], tuple[float, str]] = {}
     for board_id, model_id, value, name in ExternalScore.objects.filter(
         model__visibility=Visibility.PUBLIC
     ).values_list("board_id", "model_id", "value", "name"):
         values.setdefault((board_id, model_id), (value, name))
     overall = lb_selectors.board(category="overall")
     shown = overall["models"] if overall else []
-    ids = dict(
+    ids: dict[str, int] = dict(
         ArenaModel.objects.filter(key__in=[m["model"] for m in shown]).values_list("key", "id")
     )
     rows = []
     for m in shown:
-        model_id = ids.get(m["model"])
+        shown_id = ids.get(m["model"])
         rows.append(
             {
                 "model": m["model"],
                 "display_name": m["display_name"],
                 "rating": m["rating"],
-                "scores": [values.get((b.pk, model_id)) for b in boards],
+                "scores": [values.get((b.pk, shown_id)) for b in boards],
             }
         )
     return {

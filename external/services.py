@@ -244,7 +244,7 @@ def _finite(x: float) -> float | None:
 def _board_scores(board: ExternalBoard) -> dict[str, tuple[float, str]]:
     """Catalogue key -> (score, source name); with two names for one model, the alias wins."""
     out: dict[str, tuple[float, str, int]] = {}
-    rank = {Match.ALIAS: 0, Match.KEY: 1}
+    rank: dict[str, int] = {Match.ALIAS: 0, Match.KEY: 1}
     for name, value, key, match in (
         board.scores.filter(model__isnull=False)
         .order_by("name")

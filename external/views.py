@@ -11,7 +11,7 @@ from leaderboard.page_cache import cached_per_snapshot
 from . import charts, selectors
 
 
-def _correlations_version(request) -> str:
+def _correlations_version(_request) -> str:
     return selectors.correlations_version()
 
 

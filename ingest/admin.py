@@ -7,8 +7,18 @@ from django.contrib import admin
 from .models import CompletionLog, SingleOutcome
 
 
+class _ReadOnlyLog(admin.ModelAdmin):
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(CompletionLog)
-class CompletionLogAdmin(admin.ModelAdmin):
+class CompletionLogAdmin(_ReadOnlyLog):
     list_display = (
         "completion_id",
         "model",
@@ -20,17 +30,10 @@ class CompletionLogAdmin(admin.ModelAdmin):
     )
     list_filter = ("served_by_us", "succeeded", "model")
     search_fields = ("completion_id", "pair_id")
-    show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(SingleOutcome)
-class SingleOutcomeAdmin(CompletionLogAdmin):
+class SingleOutcomeAdmin(_ReadOnlyLog):
     list_display = ("completion_id", "model", "privacy", "received_at")
     list_filter = ("model",)
     search_fields = ("completion_id",)

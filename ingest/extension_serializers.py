@@ -8,6 +8,8 @@ labelling and kept only under Research privacy.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
@@ -17,7 +19,7 @@ from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
 from .votes import CodeIn, CompletionIn, VoteIn
 
-_id = {"max_length": 128}
+_id: dict[str, Any] = {"max_length": 128}
 
 
 def _pair_items(items: list[dict], field: str) -> list[dict]:
@@ -28,11 +30,11 @@ def _pair_items(items: list[dict], field: str) -> list[dict]:
         )
     indexes = [item.get("pairIndex") for item in items]
     if None not in indexes:
-        if sorted(indexes) != [0, 1]:
+        if sorted(int(i) for i in indexes if i is not None) != [0, 1]:
             raise serializers.ValidationError(
                 {field: ["pairIndex must be 0 for one item and 1 for the other."]}
             )
-        items = sorted(items, key=lambda item: item["pairIndex"])
+        items = sorted(items, key=lambda item: int(item["pairIndex"]))
     if items[0]["model"].id == items[1]["model"].id:
         raise serializers.ValidationError(
             {

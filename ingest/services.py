@@ -147,9 +147,10 @@ def _insert_batch(rows: list[dict], codes: list[CodeContext | None]) -> BatchRes
                 )
                 kept = []
                 for i, battle in zip(new, battles, strict=True):
-                    if codes[i] is not None:
-                        codes[i].battle_id = battle.id
-                        kept.append(codes[i])
+                    code = codes[i]
+                    if code is not None:
+                        code.battle_id = battle.id
+                        kept.append(code)
                 if kept:
                     CodeContext.objects.bulk_create(kept, batch_size=500)
         _after_votes()

@@ -18,13 +18,12 @@ RELABEL_LOCK_SECONDS = 6 * 3600
 
 
 @shared_task(
-    bind=True,
     autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=5,
     retry_backoff_max=300,
     max_retries=5,
 )
-def relabel_battles(self, chunk_size: int = 500, recompute: bool = True) -> dict | None:
+def relabel_battles(chunk_size: int = 500, recompute: bool = True) -> dict | None:
     """Relabel battles whose labeler_version is stale (see ingest.relabel), in chunks.
 
     Returns the report as a dict, or None when another run holds the lock. When any label

@@ -102,7 +102,7 @@ def _to_vote(item: dict | str, source: str) -> VoteIn | str:
     if not s.is_valid():
         fields = flatten_errors(s.errors)
         return "; ".join(f"{k}: {v[0]}" for k, v in fields.items())
-    row_source = data.get("source") if data.get("source") in BattleSource.values else source
+    row_source = str(data["source"]) if data.get("source") in BattleSource.values else source
     received = data.get("received_at")
     received_at = parse_datetime(received) if isinstance(received, str) else None
     vote = BattleSerializer.vote_from(s.validated_data, source=row_source)

@@ -96,8 +96,8 @@ def _flush() -> None:
 
 def _claim_pending(key: str, timeout: int) -> bool:
     """Set the pending flag if it is not set; True if this call set it."""
-    if shares_cache_redis():
-        client = shared_redis()
+    client = shared_redis() if shares_cache_redis() else None
+    if client is not None:
         # The value and key are what `cache.add` would write (ints are stored as such).
         return bool(client.set(cache.make_key(key), 1, ex=timeout, nx=True))
     return cache.add(key, 1, timeout=timeout)

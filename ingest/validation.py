@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import (
@@ -167,8 +167,9 @@ def _integer(field: StrictIntegerField) -> Check:
 def _many(field: serializers.ListSerializer) -> Check:
     if field.validators or not isinstance(field.child, serializers.Serializer):
         _unsupported(field)
-    child = _compile(field.child)
-    allow_empty, max_length, min_length = field.allow_empty, field.max_length, field.min_length
+    child = _compile(cast(serializers.Serializer, field.child))
+    allow_empty = field.allow_empty
+    max_length, min_length = getattr(field, "max_length", None), getattr(field, "min_length", None)
     own_validate = type(field).validate is not serializers.ListSerializer.validate
 
     def check(v):

@@ -7,10 +7,15 @@ next to each chart carries the same numbers for readers without JavaScript.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import plotly.graph_objects as go
 
-LAYOUT = {"margin": {"l": 60, "r": 20, "t": 40, "b": 60}, "template": "plotly_white", "height": 420}
+LAYOUT: dict[str, Any] = {
+    "margin": {"l": 60, "r": 20, "t": 40, "b": 60},
+    "template": "plotly_white",
+    "height": 420,
+}
 
 
 def _as_dict(fig: go.Figure) -> dict:

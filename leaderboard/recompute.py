@@ -59,17 +59,18 @@ def public_ranks(lower: np.ndarray, upper: np.ndarray, shown: np.ndarray) -> np.
 
 
 def fit_slices(cells: BattleCells, config: RatingConfig, keys: dict[int, str]) -> list[SliceResult]:
-    anchor = config.anchor.key if config.anchor_id else None
-    common = {
-        "method": config.method,
-        "seed": int(config.seed),
-        "anchor_value": config.anchor_value,
-    }
+    anchor = config.anchor.key if config.anchor is not None else None
 
     def fit(counts, rounds: int, position_bias: bool = False) -> Leaderboard:
         use_anchor = anchor if anchor in counts.models else None
         return compute_leaderboard(
-            counts, rounds=rounds, anchor=use_anchor, position_bias=position_bias, **common
+            counts,
+            rounds=rounds,
+            anchor=use_anchor,
+            position_bias=position_bias,
+            method=config.method,  # type: ignore[arg-type]  # the field's choices
+            seed=int(config.seed),
+            anchor_value=config.anchor_value,
         )
 
     overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
@@ -99,7 +100,6 @@ def _rows_for(
     result: SliceResult,
     ids: dict[str, int],
     public_ids: set[int],
-    config: RatingConfig,
     overall_rank: dict[int, int],
 ) -> list[SnapshotRow]:
     board = result.board
@@ -158,7 +158,7 @@ def publish(
             method=config.method,
             rounds=config.rounds if config.method == "bootstrap" else 0,
             seed=config.seed,
-            anchor=config.anchor.key if config.anchor_id else "",
+            anchor=config.anchor.key if config.anchor is not None else "",
             anchor_value=config.anchor_value,
             battles=cells.battles,
             users=cells.users,
@@ -188,7 +188,7 @@ def publish(
                 top_slot_lower=_num(top.lower) if top else None,
                 top_slot_upper=_num(top.upper) if top else None,
             )
-            rows = _rows_for(result, ids, public_ids, config, overall_rank)
+            rows = _rows_for(result, ids, public_ids, overall_rank)
             if result.key == OVERALL:
                 overall_rank = {r.model_id: r.rank for r in rows if r.rank is not None}
             for row in rows:

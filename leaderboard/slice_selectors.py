@@ -53,10 +53,11 @@ def _build(sid: int, dimension: str) -> dict:
     # Reference ranking for Kendall's tau: every rated model of the overall board (the test
     # uses all models in the matrices; only aggregate numbers are shown, no private names).
     reference = {
-        key: rating
+        key: float(rating)
         for key, rating in SnapshotRow.objects.filter(
             slice__snapshot_id=sid, slice__key="overall", rating__isnull=False
         ).values_list("model__key", "rating")
+        if rating is not None
     }
     counts = {
         s.value: PairCounts.from_matrices(

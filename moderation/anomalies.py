@@ -164,7 +164,8 @@ def inhuman_pace(min_votes: int = 10) -> list[Finding]:
     )
     rows = recent_battles().filter(user_hash__in=busy).order_by("user_hash", "received_at")
     findings = []
-    current, times = None, []
+    current: str | None = None
+    times: list = []
 
     def close(user, stamps):
         if len(stamps) >= min_votes:

@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.db.models import F, Window
@@ -169,11 +170,13 @@ def serving_state() -> ServingState:
     if state is not None and time.monotonic() - state.loaded_at < STATE_SECONDS:
         return state
     if not _state_lock.acquire(blocking=state is None):
+        assert state is not None  # only a non-blocking acquire can fail
         return state  # another thread is reloading; the old state is seconds old
     try:
-        if _state is None or _state is state:
-            _state = run_db(_load_state)
-        return _state
+        current = _state
+        if current is None or current is state:
+            current = _state = run_db(_load_state)
+        return current
     finally:
         _state_lock.release()
 
@@ -202,7 +205,8 @@ def recent_latencies(
     )
     out: dict[int, list[float]] = {m: [] for m in model_ids}
     for model_id, latency_ms in ranked:
-        out[model_id].append(latency_ms / 1000.0)
+        if latency_ms is not None:
+            out[model_id].append(latency_ms / 1000.0)
     return out
 
 
@@ -240,7 +244,7 @@ def sampling_table(
     umed, up90 = experienced_latency_quantiles(fits, uniform, [0.5, 0.9])
     k = len(keys)
     share_uniform = 1.0 / (k * (k - 1) / 2)
-    pairs = [
+    pairs: list[dict[str, Any]] = [
         {
             "a": keys[i],
             "b": keys[j],
@@ -252,7 +256,7 @@ def sampling_table(
         for i in range(k)
         for j in range(i + 1, k)
     ]
-    pairs.sort(key=lambda p: -p["p"])
+    pairs.sort(key=lambda p: -float(p["p"]))
     shares = model_shares(probs)
     models = [
         {

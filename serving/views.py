@@ -9,6 +9,8 @@ substitute could be asked in time).
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -33,7 +35,7 @@ ERRORS = {
     ),
 }
 
-_ITEM_COMMON = {
+_ITEM_COMMON: dict[str, Any] = {
     "userId": serializers.CharField(),
     "timestamp": serializers.IntegerField(help_text="Seconds since the epoch."),
     "prompt": serializers.CharField(),
