@@ -11,6 +11,7 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.urls import path, reverse
 
+from .admin_base import ReadOnlyAdmin
 from .audit import AuditedAdmin, reason_action, record
 from .auth import hash_key, new_key
 from .models import ApiClient, AuditEntry
@@ -115,21 +116,12 @@ class ApiClientAdmin(AuditedAdmin):
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
+class AuditEntryAdmin(ReadOnlyAdmin):
     list_display = ("at", "actor_name", "action", "target", "affected", "reason")
     list_filter = ("action", "actor_name")
     search_fields = ("target", "reason", "actor_name")
     date_hierarchy = "at"
     readonly_fields = [f.name for f in AuditEntry._meta.fields]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     def get_urls(self):
         export = self.admin_site.admin_view(self.export_csv)

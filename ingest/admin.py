@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from core.admin_base import ReadOnlyAdmin
+
 from .models import CompletionLog, SingleOutcome
 
 
-class _ReadOnlyLog(admin.ModelAdmin):
+class _ReadOnlyLog(ReadOnlyAdmin):
     show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(CompletionLog)

@@ -8,6 +8,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from core.admin_base import ReadOnlyAdmin
 from core.audit import AuditedAdmin, record
 
 from .models import RatingConfig, Snapshot
@@ -37,7 +38,7 @@ class RatingConfigAdmin(AuditedAdmin):
 
 
 @admin.register(Snapshot)
-class SnapshotAdmin(admin.ModelAdmin):
+class SnapshotAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "status",
@@ -53,15 +54,6 @@ class SnapshotAdmin(admin.ModelAdmin):
     list_filter = ("status", "trigger")
     readonly_fields = [f.name for f in Snapshot._meta.fields]
     change_list_template = "admin/leaderboard/snapshot/change_list.html"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="error")
     def error_short(self, obj) -> str:

@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.admin_base import ReadOnlyAdmin
 from core.audit import reason_action
 from core.errors import ActionRefused
 from ingest.models import Battle
@@ -41,7 +42,7 @@ class RangeModerationForm(_ModerationForm):
 
 
 @admin.register(Battle)
-class BattleAdmin(admin.ModelAdmin):
+class BattleAdmin(ReadOnlyAdmin):
     list_display = (
         "pair_id",
         "model_a",
@@ -77,15 +78,6 @@ class BattleAdmin(admin.ModelAdmin):
     def lookup_allowed(self, lookup, value, request=None) -> bool:
         # Links from anomaly reports filter by these exact pseudonymised ids.
         return lookup in ("user_hash", "ip_hash") or super().lookup_allowed(lookup, value, request)
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     def has_moderate_permission(self, request) -> bool:
         return request.user.has_perm("ingest.moderate_battle")
