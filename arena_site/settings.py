@@ -68,6 +68,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "core.middleware.CollapseLeadingSlashesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "core.middleware.BodySizeLimitMiddleware",
@@ -198,6 +199,9 @@ ARENA_ALLOW_ANONYMOUS = env.bool("ARENA_ALLOW_ANONYMOUS", default=True)
 ARENA_THROTTLE_RATES = {
     "vote_ip": env.str("THROTTLE_VOTE_IP", default="600/min"),
     "vote_user": env.str("THROTTLE_VOTE_USER", default="120/min"),
+    # Shown completions are logged twice per pair and at the pace of typing: their own scope.
+    "completion_ip": env.str("THROTTLE_COMPLETION_IP", default="1200/min"),
+    "completion_user": env.str("THROTTLE_COMPLETION_USER", default="600/min"),
     "pair_ip": env.str("THROTTLE_PAIR_IP", default="300/min"),
     "pair_user": env.str("THROTTLE_PAIR_USER", default="300/min"),
     "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),

@@ -30,3 +30,53 @@ class StrictIntegerField(serializers.IntegerField):
         if isinstance(data, float) and not data.is_integer():
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class CodeTextField(serializers.CharField):
+    """Code as an editor sends it: never trimmed, may be empty, NUL characters dropped.
+
+    A NUL is legal in a source file, and the original server accepted it; PostgreSQL text
+    cannot hold one. It is stripped (and counted in `arena_nul_stripped_total`) rather than
+    refusing the request.
+    """
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data) -> str:
+        if isinstance(data, str) and "\x00" in data:
+            data = strip_nul(data)
+        return super().to_internal_value(data)
+
+
+def strip_nul(text: str) -> str:
+    from .metrics import NUL_STRIPPED
+
+    NUL_STRIPPED.inc()
+    return text.replace("\x00", "")
+
+
+class PromptField(CodeTextField):
+    """A prompt: text, or (the original server's chat format) a list of {role, content}."""
+
+    default_error_messages = {
+        "messages": "Must be text or a list of {{role, content}} messages with text content."
+    }
+
+    def to_internal_value(self, data) -> str:
+        if isinstance(data, list):
+            data = self.messages_text(data)
+        return super().to_internal_value(data)
+
+    def messages_text(self, messages: list) -> str:
+        parts = []
+        for message in messages:
+            if not isinstance(message, dict):
+                self.fail("messages")
+            role, content = message.get("role", ""), message.get("content", "")
+            if not isinstance(role, str) or not isinstance(content, str):
+                self.fail("messages")
+            parts.append(f"{role}: {content}" if role else content)
+        return "\n\n".join(parts)

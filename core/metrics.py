@@ -32,3 +32,6 @@ RECOMPUTE_SECONDS = Histogram(
     ["outcome"],
     buckets=(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300),
 )
+NUL_STRIPPED = Counter(
+    "arena_nul_stripped_total", "Code fields from which NUL characters were stripped."
+)

@@ -1,4 +1,4 @@
-"""Refuse oversized request bodies with a clear 413 before anything reads them."""
+"""Request plumbing: refuse oversized bodies with a clear 413; serve `//route` as `/route`."""
 
 from __future__ import annotations
 
@@ -29,4 +29,24 @@ class BodySizeLimitMiddleware:
                 },
                 status=413,
             )
+        return self.get_response(request)
+
+
+class CollapseLeadingSlashesMiddleware:
+    """Serve `//route` as `/route`.
+
+    The extension builds every URL as `${arena.serverUrl}/route`, so a server URL entered
+    with a trailing slash sends `//route` (and would get 404 everywhere).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        old = request.path_info
+        if old.startswith("//"):
+            new = "/" + old.lstrip("/")
+            request.path_info = new
+            if request.path.endswith(old):  # keep a SCRIPT_NAME prefix in front
+                request.path = request.path[: len(request.path) - len(old)] + new
         return self.get_response(request)

@@ -147,6 +147,14 @@ class VoteUserThrottle(_UserThrottle):
     rate_name = "vote_user"
 
 
+class CompletionLogIpThrottle(_IpThrottle):
+    rate_name = "completion_ip"
+
+
+class CompletionLogUserThrottle(_UserThrottle):
+    rate_name = "completion_user"
+
+
 class PairIpThrottle(_IpThrottle):
     rate_name = "pair_ip"
 
@@ -163,6 +171,14 @@ class VoteThrottle(_Combined):
     """Votes: per IP and per user id (`THROTTLE_VOTE_IP`, `THROTTLE_VOTE_USER`)."""
 
     parts = (VoteIpThrottle, VoteUserThrottle)
+
+
+class CompletionLogThrottle(_Combined):
+    """Shown-completion logs (`/add_completion`): a scope of their own, so logging the
+    completions a user sees can never use up the allowance of their votes
+    (`THROTTLE_COMPLETION_IP`, `THROTTLE_COMPLETION_USER`)."""
+
+    parts = (CompletionLogIpThrottle, CompletionLogUserThrottle)
 
 
 class PairThrottle(_Combined):
@@ -188,5 +204,6 @@ class ApiKeyThrottle(BaseThrottle):
 
 
 VOTE_THROTTLES = [VoteThrottle, ApiKeyThrottle]
+COMPLETION_LOG_THROTTLES = [CompletionLogThrottle, ApiKeyThrottle]
 PAIR_THROTTLES = [PairThrottle, ApiKeyThrottle]
 READ_THROTTLES = [ReadIpThrottle, ApiKeyThrottle]

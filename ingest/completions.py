@@ -1,4 +1,11 @@
-"""Writes of shown completions: the latency log, single accepted completions, code under Research."""
+"""Writes of shown completions: the latency log, single accepted completions, code under Research.
+
+A completion this server served is logged twice: by the pair server itself (with the latency
+it measured) and by the extension's `/add_completion` when it shows it (with its version and
+file type). Both land in one `CompletionLog` row keyed by the completion id, whichever comes
+first: each side's upsert sets only the columns it knows best, so the served latency is never
+replaced by the client's and the client's fields are never lost.
+"""
 
 from __future__ import annotations
 
@@ -25,26 +32,37 @@ def _log_fields(completion: CompletionIn) -> dict:
     }
 
 
+# Columns each writer owns when the row already exists (see the module docstring).
+CLIENT_COLUMNS = ["client_version", "file_type"]
+SERVER_COLUMNS = ["latency_ms", "served_by_us", "succeeded", "pair_id", "pair_index"]
+
+
+def _upsert(logs: list[CompletionLog], *, columns: list[str]) -> None:
+    CompletionLog.objects.bulk_create(
+        logs, update_conflicts=True, unique_fields=["completion_id"], update_fields=columns
+    )
+
+
 def record_completion(*, completion: CompletionIn) -> bool:
-    """Log a shown completion (latency statistics). Returns False for a replayed id."""
+    """Log a completion the extension showed. False when its id was already logged."""
     with transaction.atomic():
-        _, created = CompletionLog.objects.get_or_create(
-            completion_id=completion.completion_id, defaults=_log_fields(completion)
-        )
-        if created and completion.keep_code:
+        created = not CompletionLog.objects.filter(completion_id=completion.completion_id).exists()
+        log = CompletionLog(completion_id=completion.completion_id, **_log_fields(completion))
+        _upsert([log], columns=CLIENT_COLUMNS)
+        if completion.keep_code:
             _keep_completion_code(completion)
     return created
 
 
 def record_completions(*, completions: list[CompletionIn]) -> None:
-    """Log several completions at once (the pair server logs every call of a pair together):
-    one INSERT for the logs and one for the code, instead of a lookup and a savepoint per
-    row. Replayed ids are skipped; code is kept only under Research, as in
-    `record_completion`."""
+    """Log the calls the pair server made (all of a pair at once): one upsert for the logs
+    and one INSERT for the code, instead of a lookup and a savepoint per row. A row the
+    extension already wrote keeps its client columns and takes the served ones; code is kept
+    only under Research, as in `record_completion`."""
     with transaction.atomic():
-        CompletionLog.objects.bulk_create(
+        _upsert(
             [CompletionLog(completion_id=c.completion_id, **_log_fields(c)) for c in completions],
-            ignore_conflicts=True,
+            columns=SERVER_COLUMNS,
         )
         codes = [
             CompletionCode(completion_id=c.completion_id, prompt=c.prompt, completion=c.completion)

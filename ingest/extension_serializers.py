@@ -13,7 +13,7 @@ from typing import Any
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
-from core.fields import FiniteFloatField, StrictIntegerField
+from core.fields import FiniteFloatField, PromptField, StrictIntegerField
 
 from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
@@ -62,7 +62,7 @@ class CompletionItemSerializer(serializers.Serializer):
     pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
     pairCompletionId = serializers.CharField(required=False, allow_blank=True, **_id)
     latency = latency_field(unit="s")
-    prompt = code_field()
+    prompt = code_field(field=PromptField)
     completion = code_field()
     prefix = code_field()
     suffix = code_field()
@@ -77,7 +77,7 @@ class EditItemSerializer(serializers.Serializer):
     timestamp = FiniteFloatField(required=False)
     pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
     latency = latency_field(unit="s")
-    prompt = code_field()
+    prompt = code_field(field=PromptField)
     response = code_field()
     prefix = code_field()
     suffix = code_field()

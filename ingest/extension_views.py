@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from catalogue.selectors import listed_model_keys
 from core.client_ip import client_ip
-from core.throttles import READ_THROTTLES
+from core.throttles import COMPLETION_LOG_THROTTLES, READ_THROTTLES
 
 from . import selectors
 from .completions import record_completion, record_single_outcome
@@ -63,6 +63,8 @@ class EditOutcomeView(_OutcomeView):
 
 
 class AddCompletionView(VoteView):
+    throttle_classes = COMPLETION_LOG_THROTTLES
+
     @extend_schema(
         request=AddCompletionSerializer,
         responses={200: SUCCESS, **ERRORS},

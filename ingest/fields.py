@@ -1,23 +1,15 @@
-"""Serializer fields of the vote routes: code text and latencies."""
+"""Serializer fields of the vote routes: code text (and prompts) and latencies."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from rest_framework import serializers
 
-from core.fields import FiniteFloatField
+from core.fields import CodeTextField, FiniteFloatField
 
 
-def code_field(**kwargs) -> serializers.CharField:
-    """Code text: never trimmed, bounded, optional. Kept only under Research privacy."""
-    return serializers.CharField(
-        required=False,
-        allow_blank=True,
-        trim_whitespace=False,
-        max_length=settings.ARENA_MAX_CODE_CHARS,
-        default="",
-        **kwargs,
-    )
+def code_field(*, field: type[CodeTextField] = CodeTextField, **kwargs) -> CodeTextField:
+    """Code text: never trimmed, bounded, optional, NULs dropped. Kept only under Research privacy."""
+    return field(required=False, max_length=settings.ARENA_MAX_CODE_CHARS, default="", **kwargs)
 
 
 def latency_field(*, unit: str) -> FiniteFloatField:

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from .models import Battle
+from .models import Battle, BattleKind
+
+
+def counted_votes(*, user_hash: str):
+    """The user's votes that count on the board: completion battles, not excluded.
+
+    Edit battles have a board of their own slice, and excluded votes count nowhere; this is
+    what the extension's "votes" counter means (the original server counted completion
+    outcomes).
+    """
+    return Battle.objects.filter(user_hash=user_hash, kind=BattleKind.COMPLETION, excluded=False)
 
 
 def user_vote_count(*, user_hash: str) -> int:
-    return Battle.objects.filter(user_hash=user_hash).count()
+    return counted_votes(user_hash=user_hash).count()

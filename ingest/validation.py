@@ -36,7 +36,8 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from catalogue.fields import ModelKeyField
 from catalogue.selectors import resolve_model_key
-from core.fields import FiniteFloatField, StrictIntegerField
+from core.fields import CodeTextField, FiniteFloatField, PromptField, StrictIntegerField
+from core.fields import strip_nul as strip_nul_chars
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MISSING = object()
@@ -71,7 +72,7 @@ def _limits(field, allowed: tuple[type, ...]) -> None:
             _unsupported(field)
 
 
-def _text(field: serializers.CharField) -> Check:
+def _text(field: serializers.CharField, *, strip_nul: bool = False) -> Check:
     _limits(
         field,
         (
@@ -87,6 +88,8 @@ def _text(field: serializers.CharField) -> Check:
     def check(v):
         if type(v) is not str:  # DRF also takes numbers and turns them into text
             raise _Slow
+        if strip_nul and "\x00" in v:
+            v = strip_nul_chars(v)
         s = v.strip() if trim else v
         if not s and (trim or not v):
             if allow_blank:
@@ -194,6 +197,8 @@ def _field_check(field) -> Check:
         return _model_key(field)
     if kind is serializers.CharField:
         return _text(field)
+    if kind is CodeTextField or kind is PromptField:  # a prompt as a message list goes slow
+        return _text(field, strip_nul=True)
     if kind is serializers.ChoiceField:
         return _choice(field)
     if kind is FiniteFloatField:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.core.cache import cache
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseNotAllowed
 
 from core import hotcache
 
@@ -26,8 +26,8 @@ def cached_per_snapshot(view=None, *, version: Callable | None = None):
     def decorate(view):
         @wraps(view)
         def wrapper(request, *args, **kwargs):
-            if request.method != "GET":
-                return view(request, *args, **kwargs)
+            if request.method not in ("GET", "HEAD"):
+                return HttpResponseNotAllowed(["GET", "HEAD"])
             path = hashlib.sha256(request.get_full_path().encode()).hexdigest()[:32]
             extra = f":{version(request)}" if version is not None else ""
             key = f"lb:page:{selectors.published_snapshot_id()}{extra}:{path}"

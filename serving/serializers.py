@@ -12,15 +12,15 @@ import uuid
 
 from rest_framework import serializers
 
-from core.fields import FiniteFloatField, StrictIntegerField
+from core.fields import CodeTextField, FiniteFloatField, StrictIntegerField
 from ingest.models import Privacy
 
 from .services import MAX_EDIT_TOKENS, EditPairRequest, PairRequest, edit_too_long
 
 
-def _context_field(**kwargs) -> serializers.CharField:
-    # Code: never trimmed of whitespace, may be empty.
-    return serializers.CharField(allow_blank=True, trim_whitespace=False, **kwargs)
+def _context_field(**kwargs) -> CodeTextField:
+    # Code: never trimmed of whitespace, may be empty, NULs dropped.
+    return CodeTextField(**kwargs)
 
 
 class _PairBase(serializers.Serializer):
