@@ -50,6 +50,9 @@ class SnapshotSlice(models.Model):
     battles = models.PositiveIntegerField()
     models_order = models.JSONField(default=list)  # model keys, index order of the matrices
     matrices = models.JSONField(default=dict)
+    # The grouped counts the overall board was fitted on (models, a, b, outcome, count),
+    # for reads that need the crowd's battles without scanning them (personal leaderboards).
+    counts = models.JSONField(null=True, blank=True)
     top_slot_p = models.FloatField(null=True)
     top_slot_lower = models.FloatField(null=True)
     top_slot_upper = models.FloatField(null=True)

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analysis.grouping import GroupedCounts
 from analysis.leaderboard import Leaderboard, compute_leaderboard
 from analysis.ranks import rank_ub
 from catalogue.models import ArenaModel, Visibility
@@ -38,6 +39,7 @@ class SliceResult:
     value: str
     board: Leaderboard
     adjusted: Leaderboard | None = None
+    counts: GroupedCounts | None = None  # kept for the overall board only
 
 
 def _num(x: float) -> float | None:
@@ -49,6 +51,13 @@ def _matrix(m: np.ndarray) -> list[list[float | None]]:
         [None if not math.isfinite(v) else round(float(v), 5) for v in row]
         for row in np.asarray(m, dtype=float)
     ]
+
+
+def _counts_json(counts: GroupedCounts) -> dict:
+    return {
+        "models": list(counts.models),
+        **{f: np.asarray(getattr(counts, f)).tolist() for f in ("a", "b", "outcome", "count")},
+    }
 
 
 def public_ranks(lower: np.ndarray, upper: np.ndarray, shown: np.ndarray) -> np.ndarray:
@@ -81,6 +90,7 @@ def fit_slices(cells: BattleCells, config: RatingConfig, keys: dict[int, str]) -
             "",
             fit(overall, config.rounds),
             adjusted=fit(overall, config.rounds, position_bias=True) if overall.total else None,
+            counts=overall,
         )
     ]
     for dim in DIMENSIONS:
@@ -184,6 +194,7 @@ def publish(
                     "battle_count": _matrix(board.battle_count),
                     "predicted_win_rate": _matrix(board.predicted_win_rate),
                 },
+                counts=_counts_json(result.counts) if result.counts is not None else None,
                 top_slot_p=_num(top.p) if top else None,
                 top_slot_lower=_num(top.lower) if top else None,
                 top_slot_upper=_num(top.upper) if top else None,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 from django.core.cache import cache
 
+from analysis.grouping import GroupedCounts
 from catalogue.models import ArenaModel, Visibility
 from core import hotcache
 
@@ -239,3 +241,26 @@ def model_opponents(*, board_data: dict, key: str) -> list[dict]:
         for j, other in enumerate(board_data["models"])
         if j != i
     ]
+
+
+def overall_counts(*, snapshot_id: int | None = None) -> GroupedCounts | None:
+    """The grouped counts the published overall board was fitted on (per-process memo)."""
+    sid = snapshot_id or published_snapshot_id()
+    if sid is None:
+        return None
+
+    def load() -> GroupedCounts | None:
+        data = (
+            SnapshotSlice.objects.filter(snapshot_id=sid, key="overall")
+            .values_list("counts", flat=True)
+            .first()
+        )
+        if not data:
+            return None
+        return GroupedCounts(
+            models=tuple(data["models"]),
+            **{f: np.asarray(data[f], dtype=np.int64) for f in ("a", "b", "outcome", "count")},
+        )
+
+    value = hotcache.get(f"lb:overall-counts:{sid}", load)
+    return value if isinstance(value, GroupedCounts) else None
