@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "external",
     "moderation",
     "serving",
+    "contributors",
     "arena_site",
 ]
 
@@ -202,6 +203,7 @@ ARENA_THROTTLE_RATES = {
     # Shown completions are logged twice per pair and at the pace of typing: their own scope.
     "completion_ip": env.str("THROTTLE_COMPLETION_IP", default="1200/min"),
     "completion_user": env.str("THROTTLE_COMPLETION_USER", default="600/min"),
+    "account_ip": env.str("THROTTLE_ACCOUNT_IP", default="60/hour"),
     "pair_ip": env.str("THROTTLE_PAIR_IP", default="300/min"),
     "pair_user": env.str("THROTTLE_PAIR_USER", default="300/min"),
     "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),
@@ -213,6 +215,11 @@ ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_CODE_CHARS = env.int("ARENA_MAX_CODE_CHARS", default=200_000)
 ARENA_MAX_LATENCY_MS = env.float("ARENA_MAX_LATENCY_MS", default=120_000.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
+
+# Personal leaderboards (`/user_scores`, contributor pages): nothing below this many of the
+# user's own counted votes, then one score list per PERSONAL_HISTORY_INTERVAL votes.
+PERSONAL_MIN_VOTES = env.int("PERSONAL_MIN_VOTES", default=20)
+PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.
 RECOMPUTE_ON_VOTES = env.bool("RECOMPUTE_ON_VOTES", default=True)

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from contributors import urls as contributors_urls
 from core.views import HealthView
 from external import urls as external_urls
 from ingest import urls as ingest_urls
@@ -22,5 +23,7 @@ urlpatterns = [
     path("", include(ingest_urls.extension)),
     path("", include(external_urls.pages)),
     path("", include(serving_urls.extension)),
+    path("", include(contributors_urls.extension)),
+    path("", include(contributors_urls.pages)),
     path("", include(leaderboard_urls.pages)),
 ]

@@ -155,6 +155,12 @@ class CompletionLogUserThrottle(_UserThrottle):
     rate_name = "completion_user"
 
 
+class AccountIpThrottle(_IpThrottle):
+    """Account routes (`/users`, `/users/authenticate`): per IP (`THROTTLE_ACCOUNT_IP`)."""
+
+    rate_name = "account_ip"
+
+
 class PairIpThrottle(_IpThrottle):
     rate_name = "pair_ip"
 
@@ -204,6 +210,7 @@ class ApiKeyThrottle(BaseThrottle):
 
 
 VOTE_THROTTLES = [VoteThrottle, ApiKeyThrottle]
+ACCOUNT_THROTTLES = [AccountIpThrottle]
 COMPLETION_LOG_THROTTLES = [CompletionLogThrottle, ApiKeyThrottle]
 PAIR_THROTTLES = [PairThrottle, ApiKeyThrottle]
 READ_THROTTLES = [ReadIpThrottle, ApiKeyThrottle]

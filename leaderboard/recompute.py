@@ -25,7 +25,7 @@ from catalogue.models import ArenaModel, Visibility
 
 from .aggregation import DIMENSIONS, BattleCells, aggregate
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
-from .selectors import snapshot_published
+from .selectors import GROUPED_FIELDS, snapshot_published
 from .signals import snapshot_ready
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def _matrix(m: np.ndarray) -> list[list[float | None]]:
 def _counts_json(counts: GroupedCounts) -> dict:
     return {
         "models": list(counts.models),
-        **{f: np.asarray(getattr(counts, f)).tolist() for f in ("a", "b", "outcome", "count")},
+        **{f: np.asarray(getattr(counts, f)).tolist() for f in GROUPED_FIELDS},
     }
 
 

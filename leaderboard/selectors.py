@@ -11,6 +11,8 @@ from core import hotcache
 
 from .models import Snapshot, SnapshotRow, SnapshotSlice
 
+GROUPED_FIELDS = ("a", "b", "outcome", "count")
+
 # --- Published snapshots -------------------------------------------------------------
 PUBLISHED_KEY = "lb:published-id"
 BOARD_TTL = 24 * 3600
@@ -257,10 +259,8 @@ def overall_counts(*, snapshot_id: int | None = None) -> GroupedCounts | None:
         )
         if not data:
             return None
-        return GroupedCounts(
-            models=tuple(data["models"]),
-            **{f: np.asarray(data[f], dtype=np.int64) for f in ("a", "b", "outcome", "count")},
-        )
+        a, b, outcome, count = (np.asarray(data[f], dtype=np.int64) for f in GROUPED_FIELDS)
+        return GroupedCounts(models=tuple(data["models"]), a=a, b=b, outcome=outcome, count=count)
 
     value = hotcache.get(f"lb:overall-counts:{sid}", load)
     return value if isinstance(value, GroupedCounts) else None

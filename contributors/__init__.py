@@ -1,0 +1,1 @@
+"""Contributors: optional accounts of extension users, their personal leaderboards, the top-contributors board."""

@@ -1,0 +1,160 @@
+"""Reads of contributors: personal leaderboards (the extension's panel and the personal page)
+and the top-contributors board.
+
+A personal leaderboard is fitted on the published overall board's grouped counts (the crowd,
+kept on the snapshot) and the user's own counted votes, with `analysis.personal`. It is cached
+per (published snapshot, user, the user's vote count and last vote), so a panel refresh costs
+one indexed query, and a new vote or a new board recomputes it. Only public models are listed;
+private models still inform the fit.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE
+from analysis.personal import CrowdBoard, UserVotes, as_payload, personal_history
+from catalogue.models import ArenaModel
+from catalogue.selectors import merge_targets
+from core import hotcache
+from ingest.models import Battle, Outcome
+from ingest.selectors import counted_votes
+from leaderboard import selectors as lb_selectors
+
+from .models import Contributor
+
+_ENGINE = {
+    Outcome.A: OUTCOME_A,
+    Outcome.B: OUTCOME_B,
+    Outcome.TIE: OUTCOME_TIE,
+    Outcome.BOTH_BAD: OUTCOME_TIE,
+}
+TTL = 24 * 3600
+
+
+def _crowd(sid: int) -> CrowdBoard | None:
+    def load() -> CrowdBoard | None:
+        counts = lb_selectors.overall_counts(snapshot_id=sid)
+        return CrowdBoard(counts) if counts is not None and counts.total else None
+
+    value = hotcache.get(f"personal:crowd:{sid}", load)
+    return value if isinstance(value, CrowdBoard) else None
+
+
+def _public_keys(sid: int) -> set[str]:
+    board = lb_selectors.board(category="overall", snapshot_id=sid)
+    return {m["model"] for m in board["models"]} if board else set()
+
+
+def _user_votes(user_hash: str, models: tuple[str, ...]) -> UserVotes:
+    target = merge_targets()
+    keys = dict(ArenaModel.objects.values_list("id", "key"))
+    known = set(models)
+    a: list[str] = []
+    b: list[str] = []
+    outcome: list[int] = []
+    rows = (
+        counted_votes(user_hash=user_hash)
+        .order_by("received_at", "id")
+        .values_list("model_a_id", "model_b_id", "outcome")
+    )
+    for ma, mb, o in rows.iterator(chunk_size=2000):
+        ka, kb = keys[target.get(ma, ma)], keys[target.get(mb, mb)]
+        if ka != kb and ka in known and kb in known:  # models off the crowd's board drop out
+            a.append(ka)
+            b.append(kb)
+            outcome.append(_ENGINE[Outcome(o)])
+    return UserVotes.from_keys(a, b, outcome, models=models)
+
+
+def _shown(payload: list[list[dict]], public: set[str]) -> list[list[dict]]:
+    """Only public models, re-centred so the listed ones average 1000 again."""
+    out = []
+    for scores in payload:
+        kept = [dict(s) for s in scores if s["model"] in public]
+        if kept:
+            shift = 1000.0 - sum(float(s["elo"]) for s in kept) / len(kept)
+            for s in kept:
+                s["elo"] = round(float(s["elo"]) + shift, 2)
+        out.append(kept)
+    return out
+
+
+def personal_scores(*, user_hash: str) -> list[list[dict]]:
+    """What `POST /user_scores` answers: score lists oldest first; [] when there is nothing yet."""
+    sid = lb_selectors.published_snapshot_id()
+    if sid is None:
+        return []
+    mine = counted_votes(user_hash=user_hash).aggregate(n=Count("id"), last=Max("id"))
+    if mine["n"] < settings.PERSONAL_MIN_VOTES:
+        return []
+    key = f"personal:scores:{sid}:{user_hash}:{mine['n']}:{mine['last']}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    crowd = _crowd(sid)
+    payload: list[list[dict]] = []
+    if crowd is not None:
+        votes = _user_votes(user_hash, crowd.models)
+        history = personal_history(
+            crowd,
+            votes,
+            min_votes=settings.PERSONAL_MIN_VOTES,
+            interval=settings.PERSONAL_HISTORY_INTERVAL,
+        )
+        payload = _shown(as_payload(history), _public_keys(sid))
+    cache.set(key, payload, TTL)
+    return payload
+
+
+def contributor_by_username(username: str) -> Contributor | None:
+    return Contributor.objects.filter(username__iexact=username).first()
+
+
+def contributor_by_token(token: str) -> Contributor | None:
+    return Contributor.objects.filter(page_token=token).first()
+
+
+def personal_page(*, contributor: Contributor) -> dict:
+    history = personal_scores(user_hash=contributor.user_hash)
+    votes = counted_votes(user_hash=contributor.user_hash).count()
+    step = settings.PERSONAL_HISTORY_INTERVAL
+    ends = [e for e in range(step, votes + 1, step) if e >= settings.PERSONAL_MIN_VOTES]
+    if ends:
+        ends[-1] = votes
+    return {
+        "contributor": contributor,
+        "votes": votes,
+        "checkpoints": ends,
+        "history": history,
+        "current": history[-1] if history else [],
+        "min_votes": settings.PERSONAL_MIN_VOTES,
+    }
+
+
+def top_contributors(*, limit: int = 100) -> dict:
+    """Registered users by counted votes; everyone else is counted, never listed."""
+    sid = lb_selectors.published_snapshot_id()
+    accounts = Contributor.objects.aggregate(n=Count("id"), last=Max("updated_at"))
+    key = f"contributors:top:{sid}:{limit}:{accounts['n']}:{accounts['last']}"
+    data = cache.get(key)
+    if data is not None:
+        return data
+    names = dict(Contributor.objects.values_list("user_hash", "username"))
+    counts = (
+        Battle.objects.filter(user_hash__in=list(names), kind="completion", excluded=False)
+        .values("user_hash")
+        .annotate(n=Count("id"))
+        .order_by("-n")
+    )
+    rows = [{"username": names[c["user_hash"]], "votes": c["n"]} for c in counts[:limit]]
+    board = lb_selectors.board(category="overall", snapshot_id=sid) if sid else None
+    data = {
+        "rows": rows,
+        "registered": len(names),
+        "contributors": board["snapshot"]["users"] if board else 0,
+    }
+    cache.set(key, data, TTL)
+    return data

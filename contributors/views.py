@@ -1,0 +1,144 @@
+"""The extension's account and personal-statistics routes, and the contributor pages."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import render
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.throttles import ACCOUNT_THROTTLES, READ_THROTTLES
+from ingest.extension_serializers import UserIdSerializer
+from ingest.pseudonyms import pseudonymise_user
+from leaderboard import selectors as lb_selectors
+
+from . import charts, selectors, services
+from .serializers import AuthenticateSerializer, RegisterSerializer
+
+SCORE = inline_serializer(
+    "ModelScore",
+    {
+        "model": serializers.CharField(),
+        "elo": serializers.FloatField(),
+        "votes": serializers.IntegerField(),
+    },
+)
+ERRORS = {
+    400: OpenApiResponse(description="Invalid input; `message` names each field and the problem."),
+    401: OpenApiResponse(description="No such user, or the account's password does not match."),
+    429: OpenApiResponse(description="Rate limited; see Retry-After."),
+}
+
+
+class _AccountView(APIView):
+    authentication_classes: list = []
+    permission_classes: list = []
+    throttle_classes = ACCOUNT_THROTTLES
+
+
+class UsersView(_AccountView):
+    @extend_schema(
+        request=RegisterSerializer,
+        responses={200: dict, 409: OpenApiResponse(description="The username is taken."), **ERRORS},
+        summary="Extension: register (or rename) this machine's user",
+    )
+    def put(self, request):
+        s = RegisterSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        contributor = services.register(
+            user_id=d["userId"],
+            username=d["username"],
+            password=d.get("password"),
+            metadata=d.get("metadata"),
+        )
+        return Response({"message": "User saved", "username": contributor.username})
+
+    @extend_schema(
+        request=AuthenticateSerializer,
+        responses={204: None, **ERRORS},
+        summary="Delete this machine's account (the votes stay, pseudonymous)",
+    )
+    def delete(self, request):
+        s = AuthenticateSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        services.delete_account(
+            user_id=d["userId"], username=d["username"], password=d.get("password")
+        )
+        return Response(status=204)
+
+
+class AuthenticateView(_AccountView):
+    @extend_schema(
+        request=AuthenticateSerializer,
+        responses={200: dict, **ERRORS},
+        summary="Extension: who is logged in (by machine id first, then by username)",
+    )
+    def post(self, request):
+        s = AuthenticateSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        d = s.validated_data
+        auth = services.authenticate(
+            user_id=d["userId"], username=d["username"], password=d.get("password")
+        )
+        return Response(auth.answer())
+
+
+class UserScoresView(APIView):
+    authentication_classes: list = []
+    permission_classes: list = []
+    throttle_classes = READ_THROTTLES
+
+    @extend_schema(
+        request=UserIdSerializer,
+        responses={200: serializers.ListField(child=serializers.ListField(child=SCORE)), **ERRORS},
+        summary="Extension: the user's personal leaderboard over time (one list per 20 votes)",
+    )
+    def post(self, request):
+        s = UserIdSerializer(data=request.data)
+        s.is_valid(raise_exception=True)
+        user_hash = pseudonymise_user(s.validated_data["userId"])
+        return Response(selectors.personal_scores(user_hash=user_hash))
+
+
+def _page(request, contributor, *, private: bool):
+    context = selectors.personal_page(contributor=contributor)
+    chart = charts.rank_history(context["history"], context["checkpoints"])
+    response = render(
+        request,
+        "contributors/personal.html",
+        {
+            **context,
+            "private": private,
+            "board": lb_selectors.board(),
+            "charts": [("rank-history", chart)] if chart else [],
+        },
+    )
+    if private:
+        response["X-Robots-Tag"] = "noindex, nofollow"
+    return response
+
+
+def personal_by_username(request, username: str):
+    contributor = selectors.contributor_by_username(username)
+    if contributor is None:
+        raise Http404("No contributor with this username")
+    return _page(request, contributor, private=False)
+
+
+def personal_by_token(request, token: str):
+    contributor = selectors.contributor_by_token(token)
+    if contributor is None:
+        raise Http404("Unknown link")
+    return _page(request, contributor, private=True)
+
+
+def top_contributors(request):
+    return render(
+        request,
+        "contributors/top.html",
+        {**selectors.top_contributors(), "board": lb_selectors.board()},
+    )
