@@ -77,7 +77,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from source_snapshot import snapshot_tree
+from common import snapshot_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "benchmarks" / "wrk" / "ingest.lua"

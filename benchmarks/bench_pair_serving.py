@@ -54,7 +54,7 @@ import threading
 import time
 from pathlib import Path
 
-from source_snapshot import snapshot_tree
+from common import snapshot_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
