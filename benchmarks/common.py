@@ -167,12 +167,12 @@ def stop_all() -> None:
             stop_process(proc)
 
 
-def _answers(target: int | str) -> bool:
+def _answers(target: int | str, timeout: float) -> bool:
     try:
         if isinstance(target, int):
             with socket.create_connection(("127.0.0.1", target), 0.5):
                 return True
-        with urllib.request.urlopen(target, timeout=2) as r:
+        with urllib.request.urlopen(target, timeout=timeout) as r:
             return bool(r.status == 200)
     except (OSError, http.client.HTTPException):  # URLError is an OSError
         return False
@@ -186,13 +186,16 @@ def wait_until_up(
     timeout: float = 60.0,
 ) -> None:
     """Wait until a loopback port (int) accepts connections or a URL (str) answers 200;
-    fail at once if `proc`, the server, exits meanwhile (showing the end of its log)."""
+    fail at once if `proc`, the server, exits meanwhile (showing the end of its log).
+
+    A worker's first request imports the whole app (over 10 s on a busy shared machine), so
+    one request may take all the time left rather than be abandoned and sent again."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while (left := deadline - time.monotonic()) > 0:
         if proc is not None and proc.poll() is not None:
             tail = log_path.read_text()[-3000:] if log_path else ""
             raise SystemExit(f"{proc.args!r} exited ({proc.returncode}); see {log_path}:\n{tail}")
-        if _answers(target):
+        if _answers(target, max(left, 1.0)):
             return
         time.sleep(0.2)
     raise SystemExit(f"{target} did not answer within {timeout:g} s")
@@ -245,7 +248,11 @@ def start_gunicorn(
     ]  # fmt: skip
     proc = start_process(cmd, env=env, cwd=src, log_path=log_path)
     url = f"http://127.0.0.1:{port}"
-    wait_until_up(url + "/healthz", proc=proc, log_path=log_path)
+    try:
+        wait_until_up(url + "/healthz", proc=proc, log_path=log_path, timeout=180)
+    except BaseException:
+        stop_process(proc)
+        raise
     return proc, url
 
 
