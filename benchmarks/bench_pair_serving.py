@@ -49,7 +49,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from common import (
@@ -198,6 +198,14 @@ def post_pair(conn: http.client.HTTPConnection, body: bytes) -> tuple[int, dict,
     return response.status, json.loads(data), wall
 
 
+def in_threads(target: Callable[[], None], n: int) -> None:
+    threads = [threading.Thread(target=target) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def warm_up(port: int, n: int) -> None:
     """Every worker process and its engine and DB threads started, catalogue loaded."""
 
@@ -209,11 +217,7 @@ def warm_up(port: int, n: int) -> None:
                 raise SystemExit(f"warm-up request failed: {status} {body}")
         conn.close()
 
-    threads = [threading.Thread(target=one) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(one, 8)
 
 
 def measure_overhead(port: int, requests: int) -> dict:
@@ -283,11 +287,7 @@ def burst(port: int, n: int) -> dict:
             results.append((status, wall))
         conn.close()
 
-    threads = [threading.Thread(target=one) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(one, n)
     walls = [w for s, w in results if s == 200]
     return {
         "ok": len(walls),
