@@ -17,8 +17,9 @@ with a proposed patch, or ``.``).
 What one run does:
 
 1. Drops and re-creates the database ``arena_bench`` (``--db``), runs ``migrate`` and
-   ``seed_catalogue``, issues an API key through ``ingest.services.issue_api_key`` and
-   flushes Redis database 14 (the cache holding throttle windows and key-usage counters).
+   ``seed_catalogue``, issues an API key through ``core.services.issue_api_key`` and
+   flushes Redis database 14 (``--redis-url``; the cache holding throttle windows and
+   key-usage counters).
 2. For every gunicorn configuration (``--configs``; ``sync:4`` = 4 sync workers,
    ``gthread:2x8`` = 2 workers of 8 threads) starts ``gunicorn arena_site.wsgi`` on a free
    loopback port with DATABASE_URL / REDIS_URL / SECRET_KEY=bench / DEBUG=0 and the
@@ -58,15 +59,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import json
 import os
-import platform
 import re
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -77,58 +75,47 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from source_snapshot import snapshot_tree
+from common import (
+    DOC,
+    PG_HOST,
+    PG_PORT,
+    PG_USER,
+    ROOT,
+    GunicornConfig,
+    add_service_options,
+    child_pids,
+    django_env,
+    drop_database,
+    flush_redis,
+    log,
+    machine_info,
+    machine_line,
+    manage,
+    named_pids,
+    proc_cpu,
+    psql,
+    recreate_database,
+    run_wrk,
+    snapshot_tree,
+    start_gunicorn,
+    stop_all,
+    stop_process,
+    total_cpu,
+    venv_python,
+    wait_for_quiet,
+    write_section,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 LUA = ROOT / "benchmarks" / "wrk" / "ingest.lua"
-DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Ingest throughput (issue 2)"
-PG_HOST, PG_PORT, PG_USER = "127.0.0.1", 5432, "postgres"
-REDIS_URL = "redis://127.0.0.1:6379/14"
 TARGET_SINGLE_RPS, TARGET_SINGLE_P99_MS, TARGET_BATCH_RPS = 1000.0, 50.0, 20000.0
-
-# Processes we started; stopped on exit whatever happens.
-_children: list[subprocess.Popen] = []
-
-
-def log(msg: str) -> None:
-    print(f"[{dt.datetime.now():%H:%M:%S}] {msg}", flush=True)
-
-
-def venv_python() -> str:
-    candidate = ROOT / ".venv" / "bin" / "python"
-    return str(candidate) if candidate.exists() else sys.executable
-
 
 # The source tree gunicorn and manage.py run from: a `git archive` snapshot of --ref
 # (default HEAD, so the figures belong to a commit) or --src (e.g. the working tree).
 SRC = ROOT
 
 
-def run(cmd: list[str], *, env: dict | None = None, check: bool = True, **kw):
-    return subprocess.run(cmd, cwd=SRC, env=env, check=check, text=True, capture_output=True, **kw)
-
-
 # --- PostgreSQL -----------------------------------------------------------------------
-
-
-def pg_url(db: str) -> str:
-    return f"postgres://{PG_USER}@{PG_HOST}:{PG_PORT}/{db}"
-
-
-def psql(db: str, sql: str) -> str:
-    out = run(["psql", "-h", PG_HOST, "-p", str(PG_PORT), "-U", PG_USER, "-d", db, "-XAtqc", sql])
-    return out.stdout.strip()
-
-
-def recreate_database(db: str) -> None:
-    psql("postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
-    psql("postgres", f'CREATE DATABASE "{db}"')
-
-
-def drop_database(db: str) -> None:
-    with contextlib.suppress(subprocess.CalledProcessError):
-        psql("postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
 
 
 def battle_rows(db: str) -> int:
@@ -151,30 +138,15 @@ def settled_battle_rows(db: str, timeout: float = 30.0) -> int:
 # --- Django setup ---------------------------------------------------------------------
 
 
-def django_env(db: str, extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=pg_url(db),
-        REDIS_URL=REDIS_URL,
-        SECRET_KEY="bench",
-        DEBUG="0",
-        LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="arena_site.settings",
-        PYTHONUNBUFFERED="1",
-        # Import the benchmarked tree, not the editable install's /work/main.
-        PYTHONPATH=str(SRC),
-    )
-    env.update(extra or {})
-    return env
-
-
 def wait_for_labels(timeout_s: float) -> None:
     """ingest imports analysis.labels, which may still be in the works: wait for it."""
     deadline = time.monotonic() + timeout_s
     probe = "import analysis.labels as m; m.label_context; import ingest.labelling"
     env = dict(os.environ, PYTHONPATH=str(SRC))
     while True:
-        r = run([venv_python(), "-c", probe], env=env, check=False)
+        r = subprocess.run(
+            [venv_python(), "-c", probe], cwd=SRC, env=env, capture_output=True, text=True
+        )
         if r.returncode == 0:
             return
         if time.monotonic() > deadline:
@@ -183,227 +155,56 @@ def wait_for_labels(timeout_s: float) -> None:
         time.sleep(60)
 
 
-def set_up_database(db: str) -> str:
+def set_up_database(db: str, redis_url: str) -> str:
     """Fresh database with the catalogue and an API key; returns the key."""
     recreate_database(db)
-    env = django_env(db)
-    py = venv_python()
-    run([py, "manage.py", "migrate", "--noinput"], env=env)
-    run([py, "manage.py", "seed_catalogue"], env=env)
+    env = django_env(db, redis_url, SRC)
+    manage("migrate", "--noinput", env=env, src=SRC)
+    manage("seed_catalogue", env=env, src=SRC)
     code = (
         "from core.services import issue_api_key; "
         "_, key = issue_api_key(name='bench_ingest'); print('APIKEY=' + key)"
     )
-    out = run([py, "manage.py", "shell", "-c", code], env=env).stdout
+    out = manage("shell", "-c", code, env=env, src=SRC)
     match = re.search(r"APIKEY=(\S+)", out)
     if not match:
         raise SystemExit(f"could not issue an API key: {out!r}")
-    flush_redis()
+    flush_redis(redis_url)
     return match.group(1)
-
-
-def flush_redis() -> None:
-    import redis
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
 
 
 # --- gunicorn -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GunicornConfig:
-    worker_class: str  # sync | gthread
-    workers: int
-    threads: int = 1
-
-    @classmethod
-    def parse(cls, text: str) -> GunicornConfig:
-        kind, _, rest = text.partition(":")
-        if kind == "sync":
-            return cls("sync", int(rest or 4))
-        if kind == "gthread":
-            workers, _, threads = (rest or "2x8").partition("x")
-            return cls("gthread", int(workers), int(threads or 8))
-        raise argparse.ArgumentTypeError(f"bad config {text!r}: use sync:N or gthread:WxT")
-
-    @property
-    def label(self) -> str:
-        if self.worker_class == "sync":
-            return f"sync, {self.workers} workers"
-        return f"gthread, {self.workers} workers x {self.threads} threads"
-
-    def args(self) -> list[str]:
-        a = ["--workers", str(self.workers), "--worker-class", self.worker_class]
-        if self.worker_class == "gthread":
-            a += ["--threads", str(self.threads)]
-        return a
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Gunicorn:
-    def __init__(self, config: GunicornConfig, db: str, logdir: Path, extra_env: dict):
+    def __init__(self, config: GunicornConfig, args: argparse.Namespace, logdir: Path):
         self.config = config
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = django_env(
-            db,
-            {
-                # Raised so the anonymous runs measure the throttle's cost, never its 429s.
-                "THROTTLE_VOTE_IP": "1000000/min",
-                "THROTTLE_VOTE_USER": "1000000/min",
-                **extra_env,
-            },
-        )
-        gunicorn = str(Path(venv_python()).with_name("gunicorn"))
-        cmd = [
-            gunicorn,
-            "arena_site.wsgi",
-            "--chdir",
-            str(SRC),
-            "--bind",
-            f"127.0.0.1:{self.port}",
-            *config.args(),
-            "--backlog",
-            "2048",
-            "--timeout",
-            "120",
-            "--keep-alive",
-            "5",
-        ]
+        extra = {
+            # Raised so the anonymous runs measure the throttle's cost, never its 429s.
+            "THROTTLE_VOTE_IP": "1000000/min",
+            "THROTTLE_VOTE_USER": "1000000/min",
+            **dict(e.split("=", 1) for e in args.env),
+        }
+        env = django_env(args.db, args.redis_url, SRC, **extra)
         self.log_path = (
             logdir / f"gunicorn-{config.worker_class}-{config.workers}x{config.threads}.log"
         )
-        self._log = open(self.log_path, "w")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            cmd,
-            cwd=SRC,
+        self.proc, self.url = start_gunicorn(
+            config,
+            src=SRC,
             env=env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            log_path=self.log_path,
+            extra=["--timeout", "120", "--keep-alive", "5"],
         )
-        _children.append(self.proc)
-
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(
-                    f"gunicorn exited; see {self.log_path}:\n{self.log_path.read_text()[-3000:]}"
-                )
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.3)
-        raise SystemExit(f"gunicorn did not answer /healthz within {timeout} s")
 
     def pids(self) -> list[int]:
         return [self.proc.pid, *child_pids(self.proc.pid)]
 
     def stop(self) -> None:
         stop_process(self.proc)
-        self._log.close()
-
-
-def stop_process(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # its own session: only its workers
-            proc.wait(timeout=10)
-    if proc in _children:
-        _children.remove(proc)
-
-
-def stop_children() -> None:
-    for proc in list(_children):
-        with contextlib.suppress(Exception):
-            stop_process(proc)
 
 
 # --- CPU accounting (/proc) -----------------------------------------------------------
-
-CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def child_pids(pid: int) -> list[int]:
-    out = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                out += [int(x) for x in f.read().split()]
-    return out
-
-
-def proc_cpu(pid: int) -> tuple[tuple[int, int], float]:
-    """((pid, start time), CPU seconds): the start time tells a reused pid apart."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (pid, int(fields[19])), (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return (pid, -1), 0.0
-
-
-def proc_cpu_seconds(pid: int) -> float:
-    return proc_cpu(pid)[1]
-
-
-def named_pids(names: set[str]) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/comm") as f:
-                if f.read().strip() in names:
-                    pids.append(int(entry))
-        except OSError:
-            continue
-    return pids
-
-
-def total_cpu() -> tuple[float, float]:
-    """(busy, total) jiffies of the whole machine."""
-    with open("/proc/stat") as f:
-        values = [int(x) for x in f.readline().split()[1:]]
-    idle = values[3] + values[4]
-    return sum(values) - idle, sum(values)
-
-
-def wait_for_quiet(max_busy_cores: float, timeout: float) -> float:
-    """Wait until the machine is idle but for us (other users' test suites share it).
-
-    Samples 2 s at a time while our server is idle; returns the busy cores last seen.
-    """
-    ncpu = os.cpu_count() or 1
-    deadline = time.monotonic() + timeout
-    warned = False
-    while True:
-        b0, t0 = total_cpu()
-        time.sleep(2.0)
-        b1, t1 = total_cpu()
-        busy = ncpu * (b1 - b0) / max(1, t1 - t0)
-        if busy <= max_busy_cores or time.monotonic() > deadline:
-            if busy > max_busy_cores:
-                log(f"  machine still busy ({busy:.2f} cores used by others); running anyway")
-            return busy
-        if not warned:
-            log(f"  machine busy ({busy:.2f} cores used by others); waiting up to {timeout:g} s")
-            warned = True
 
 
 class CpuMeter:
@@ -422,7 +223,7 @@ class CpuMeter:
         return {
             "app": dict(proc_cpu(p) for p in self.app_pids),
             "pg": dict(proc_cpu(p) for p in self.pg_pids),
-            "redis": sum(proc_cpu_seconds(p) for p in self.redis_pids),
+            "redis": sum(proc_cpu(p)[1] for p in self.redis_pids),
             "children": ru.ru_utime + ru.ru_stime,
             "busy": busy,
             "total": total,
@@ -489,35 +290,23 @@ def scenarios(args) -> list[Scenario]:
     ]
 
 
-def run_wrk(
+def wrk_scenario(
     url: str, sc: Scenario, tag: str, key: str, duration: float, threads: int, batch_size: int
 ) -> tuple[dict, str]:
-    threads = max(1, min(threads, sc.connections))
-    cmd = [
-        "wrk",
-        "-t",
-        str(threads),
-        "-c",
-        str(sc.connections),
-        "-d",
-        f"{duration:g}s",
-        "--timeout",
-        sc.timeout,
-        "--latency",
-        "-s",
-        str(LUA),
+    """One wrk run of ingest.lua; the counts its done() prints, and wrk's report."""
+    out = run_wrk(
         url,
-        "--",
-        sc.mode,
-        tag,
-        key if sc.keyed else "-",
-        str(batch_size),
-    ]
-    out = run(cmd, check=False, timeout=duration + 120)
-    match = re.search(r"^WRKJSON (\{.*\})$", out.stdout, re.M)
-    if out.returncode != 0 or not match:
-        raise RuntimeError(f"wrk failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
-    return json.loads(match.group(1)), out.stdout
+        connections=sc.connections,
+        seconds=duration,
+        threads=max(1, min(threads, sc.connections)),
+        timeout=sc.timeout,
+        script=LUA,
+        script_args=[sc.mode, tag, key if sc.keyed else "-", str(batch_size)],
+    )
+    match = re.search(r"^WRKJSON (\{.*\})$", out, re.M)
+    if not match:
+        raise RuntimeError(f"wrk printed no WRKJSON line:\n{out}")
+    return json.loads(match.group(1)), out
 
 
 @dataclass
@@ -548,7 +337,7 @@ def one_run(server: Gunicorn, sc: Scenario, repeat: int, key: str, args, db: str
     before = battle_rows(db)
     meter = CpuMeter(server.pids())
     s0, t0 = meter.snapshot(), time.monotonic()
-    w, raw = run_wrk(server.url, sc, tag, key, args.duration, args.wrk_threads, sc.items)
+    w, raw = wrk_scenario(server.url, sc, tag, key, args.duration, args.wrk_threads, sc.items)
     elapsed = time.monotonic() - t0
     s1 = meter.snapshot()
     stored = settled_battle_rows(db) - before
@@ -597,7 +386,7 @@ def warm_up(server: Gunicorn, key: str, args) -> None:
     secs = 3 if args.quick else 8
     for mode in ("battle_code", "extension", "batch"):
         sc = Scenario("warm-up", mode, True, 8 if mode != "batch" else 2, items=20, timeout="60s")
-        w, raw = run_wrk(
+        w, raw = wrk_scenario(
             server.url,
             sc,
             f"warm-{mode}-{os.urandom(3).hex()}",
@@ -679,27 +468,12 @@ def run_pgbench(db: str, script: str, clients: int, duration: float) -> dict:
         f.write(script)
         path = f.name
     try:
-        out = run(
-            [
-                "pgbench",
-                "-h",
-                PG_HOST,
-                "-p",
-                str(PG_PORT),
-                "-U",
-                PG_USER,
-                "-n",
-                "-c",
-                str(clients),
-                "-j",
-                "2",
-                "-T",
-                f"{round(duration)}",
-                "-f",
-                path,
-                db,
-            ],
-            timeout=duration + 120,
+        cmd = [
+            "pgbench", "-h", PG_HOST, "-p", str(PG_PORT), "-U", PG_USER, "-n",
+            "-c", str(clients), "-j", "2", "-T", f"{round(duration)}", "-f", path, db,
+        ]  # fmt: skip
+        out = subprocess.run(
+            cmd, check=True, capture_output=True, text=True, timeout=duration + 120
         ).stdout
     finally:
         os.unlink(path)
@@ -716,59 +490,41 @@ def run_pgbench(db: str, script: str, clients: int, duration: float) -> dict:
 # --- Reporting ------------------------------------------------------------------------
 
 
-def machine_info(db: str) -> dict:
-    def cmd(*c):
-        try:
-            return subprocess.run(c, capture_output=True, text=True, check=False).stdout.strip()
-        except OSError:
-            return ""
+def describe_run(db: str, redis_url: str) -> dict:
+    """The machine (common.machine_info) and the versions of every server and tool used."""
+    info = machine_info(
+        {
+            "Django": "django",
+            "DRF": "djangorestframework",
+            "gunicorn": "gunicorn",
+            "psycopg": "psycopg",
+            "redis-py": "redis",
+        }
+    )
 
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in cmd("lscpu").splitlines()
-            if line.startswith("Model name")
-        ),
-        platform.processor(),
-    )
-    versions = cmd(
-        venv_python(),
-        "-c",
-        "import django, rest_framework, gunicorn, psycopg, redis; "
-        "print(f'Django {django.get_version()}, DRF {rest_framework.VERSION}, gunicorn "
-        "{gunicorn.__version__}, psycopg {psycopg.__version__}, redis-py {redis.__version__}')",
-    )
-    mem_kb = 0
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal"):
-                mem_kb = int(line.split()[1])
+    def cmd(*c: str) -> str:
+        return subprocess.run(c, capture_output=True, text=True, check=False).stdout.strip()
+
     try:
         import redis
 
-        redis_version = redis.Redis.from_url(REDIS_URL).info("server")["redis_version"]
+        redis_version = redis.Redis.from_url(redis_url).info("server")["redis_version"]
     except Exception:
         redis_version = "?"
-    return {
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": model,
-        "nproc": cmd("nproc"),
-        "memory_gb": round(mem_kb / 1024 / 1024, 1),
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "packages": versions,
-        "postgres": psql(db, "SHOW server_version"),
-        "pg_settings": psql(
+    info.update(
+        postgres=psql(db, "SHOW server_version"),
+        pg_settings=psql(
             db,
             "SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ', ' ORDER BY name) "
             "FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync', 'shared_buffers', "
             "'max_connections', 'wal_level')",
         ),
-        "redis": redis_version,
-        "wrk": cmd("wrk", "-v").splitlines()[0] if shutil.which("wrk") else "?",
-        "pgbench": cmd("pgbench", "--version"),
-        "commit": "",  # filled in by main()
-    }
+        redis=redis_version,
+        wrk=cmd("wrk", "-v").splitlines()[0],
+        pgbench=cmd("pgbench", "--version"),
+        commit="",  # filled in by main()
+    )
+    return info
 
 
 def median(values):
@@ -822,7 +578,8 @@ def render(info: dict, args, summary: list[dict], pg: dict | None, sc_list: list
         "",
         f"- Machine: {info['cpu']}, nproc {info['nproc']}, {info['memory_gb']} GB RAM, "
         f"Linux {info['kernel']}",
-        f"- Python {info['python']}; {info['packages']}",
+        f"- Python {info['python']}; "
+        + ", ".join(f"{name} {version}" for name, version in info["packages"].items()),
         f"- PostgreSQL {info['postgres']} ({info['pg_settings']}); Redis {info['redis']}; "
         f"{info['wrk']}; {info['pgbench']}",
         f"- Each figure: median of {args.repeats} run(s) of {args.duration:g} s, scenarios "
@@ -919,46 +676,12 @@ def render(info: dict, args, summary: list[dict], pg: dict | None, sc_list: list
     return "\n".join(lines)
 
 
-NOTES_MARKER = (
-    "<!-- bench_ingest.py: the text below this line is kept when figures are rewritten -->"
-)
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) only our section; others write other sections of this file.
-
-    Hand-written notes after NOTES_MARKER inside the section survive a rewrite.
-    """
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    current = DOC.read_text() if DOC.exists() else "# Performance\n"
-    lines = current.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
-    body = text.rstrip("\n") + "\n"
-    if start is None:
-        new = current.rstrip("\n") + "\n\n" + body
-    else:
-        end = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
-        )
-        old = lines[start:end]
-        marker = next((i for i, line in enumerate(old) if line.rstrip() == NOTES_MARKER), None)
-        if marker is not None:
-            body += "\n" + "".join(old[marker:]).rstrip("\n") + "\n"
-        tail = "".join(lines[end:])
-        new = "".join(lines[:start]) + body + ("\n" + tail if tail else "")
-    # Re-read right before writing: if someone changed the file meanwhile, start again.
-    if (DOC.read_text() if DOC.exists() else "# Performance\n") != current:
-        return write_section(text)
-    DOC.write_text(new)
-    return None
-
-
 # --- Main -----------------------------------------------------------------------------
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--db", default="arena_bench")
+    add_service_options(p, db="arena_bench", redis_db=14)
     p.add_argument(
         "--configs",
         # sync:3 added for issue 2: on 2 cores, 3 sync workers keep both busy while one
@@ -1067,17 +790,16 @@ def main() -> int:
         log(f"benchmarking {described}")
         wait_for_labels(args.labels_wait)
         log(f"setting up database {args.db}")
-        key = set_up_database(args.db)
-        info = machine_info(args.db)
+        key = set_up_database(args.db, args.redis_url)
+        info = describe_run(args.db, args.redis_url)
         info["commit"] = described
         info["loadavg_before"] = os.getloadavg()
-        log(f"{info['cpu']}, nproc {info['nproc']}, {info['date']}")
-        log(f"{info['packages']}; PostgreSQL {info['postgres']}; {info['wrk']}")
+        log(f"{machine_line(info)}; {info['date']}")
+        log(f"PostgreSQL {info['postgres']}; {info['wrk']}")
         for config in configs:
             log(f"gunicorn: {config.label}")
-            server = Gunicorn(config, args.db, logdir, dict(e.split("=", 1) for e in args.env))
+            server = Gunicorn(config, args, logdir)
             try:
-                server.wait_ready()
                 probe(server, key)
                 warm_up(server, key, args)
                 for repeat in range(1, args.repeats + 1):
@@ -1104,11 +826,11 @@ def main() -> int:
         log("interrupted")
         return 130
     finally:
-        stop_children()
+        stop_all()
         if not args.keep_db:
             drop_database(args.db)
         with contextlib.suppress(Exception):
-            flush_redis()
+            flush_redis(args.redis_url)
         if snapshot is not None:
             shutil.rmtree(snapshot, ignore_errors=True)
 

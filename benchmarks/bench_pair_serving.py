@@ -10,10 +10,11 @@ Run from the repository root with the project's venv:
 What one run does:
 
 1. Exports ``--ref`` (default HEAD) with ``git archive`` so the figures belong to a commit,
-   re-creates the database ``arena_bench_pairs``, migrates it and adds four catalogue
-   models with providers of all three kinds, all pointing at the stub provider
+   re-creates the database ``arena_bench_pairs`` (``--db``), migrates it and adds four
+   catalogue models with providers of all three kinds, all pointing at the stub provider
    (``tests/serving/stub_provider.py``, an asyncio HTTP server on loopback; each model
-   answers after a fixed latency). Redis database 12 holds the cache (throttle windows).
+   answers after a fixed latency). Redis database 12 (``--redis-url``) holds the cache
+   (throttle windows).
 2. For each gunicorn configuration (``gthread:2x128`` = 2 workers of 128 threads), with
    the pair throttles raised to 1,000,000/min (the runs measure serving, not refusals):
 
@@ -37,31 +38,49 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import http.client
 import json
 import os
-import platform
-import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from source_snapshot import snapshot_tree
+from common import (
+    DOC,
+    GunicornConfig,
+    add_service_options,
+    django_env,
+    drop_database,
+    flush_redis,
+    free_port,
+    log,
+    machine_info,
+    machine_line,
+    manage,
+    parse_wrk,
+    psql,
+    recreate_database,
+    run_wrk,
+    snapshot_tree,
+    start_gunicorn,
+    start_process,
+    stop_all,
+    stop_process,
+    total_cpu,
+    tree_cpu_seconds,
+    venv_python,
+    wait_until_up,
+    write_section,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Pair serving (issue 7)"
-DB = "arena_bench_pairs"
-PG = "postgres://postgres@127.0.0.1:5432"
-REDIS_URL = "redis://127.0.0.1:6379/12"
 OVERHEAD_TARGET_MS = 10.0
 CONCURRENCY = 200
 # Seconds for requests still in flight when wrk stops to finish and log (p99 is a few s).
@@ -82,23 +101,6 @@ PREFIX = (
 ) * 8 + "def perimeter(c: Circle) -> float:\n    return "
 SUFFIX = "\n\n\nif __name__ == '__main__':\n    print(perimeter(Circle(2.0)))\n" * 8
 
-_children: list[subprocess.Popen] = []
-
-
-def log(msg: str) -> None:
-    print(f"[{dt.datetime.now():%H:%M:%S}] {msg}", flush=True)
-
-
-def venv_python() -> str:
-    candidate = ROOT / ".venv" / "bin" / "python"
-    return str(candidate) if candidate.exists() else sys.executable
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def pair_body(i: int = 0) -> dict:
     return {
@@ -116,98 +118,24 @@ def pair_body(i: int = 0) -> dict:
     }
 
 
-# --- processes ------------------------------------------------------------------------
-
-
-def start(cmd: list[str], *, env: dict, cwd: Path, log_path: Path) -> subprocess.Popen:
-    out = open(log_path, "w")  # noqa: SIM115 -- lives as long as the process
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    _children.append(proc)
-    return proc
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-    with contextlib.suppress(ValueError):
-        _children.remove(proc)
-
-
-def wait_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"nothing listens on port {port}")
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process and its children (live ones), in seconds."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    pids = [pid]
-    with contextlib.suppress(FileNotFoundError):
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            children = Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
-            pids.extend(int(c) for c in children)
-    for p in pids:
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 # --- setup ----------------------------------------------------------------------------
 
 
-def psql(db: str, sql: str) -> str:
-    out = subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", db, "-XAtqc", sql],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip()
-
-
-def django_env(src: Path, extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=f"{PG}/{DB}",
-        REDIS_URL=REDIS_URL,
-        SECRET_KEY="bench",
-        DEBUG="0",
-        LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="arena_site.settings",
-        PYTHONPATH=str(src),  # the benchmarked tree, not the editable install
+def server_env(src: Path, args: argparse.Namespace) -> dict[str, str]:
+    return django_env(
+        args.db,
+        args.redis_url,
+        src,
         THROTTLE_PAIR_IP="1000000/min",
         THROTTLE_PAIR_USER="1000000/min",
         BENCH_STUB_KEY="sk-bench-not-a-real-key",
     )
-    env.update(extra or {})
-    return env
 
 
-def set_up(src: Path, stub_url: str) -> None:
-    psql("postgres", f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
-    psql("postgres", f'CREATE DATABASE "{DB}"')
-    env = django_env(src)
-    subprocess.run(
-        [venv_python(), "manage.py", "migrate", "--noinput"],
-        cwd=src,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+def set_up(src: Path, stub_url: str, args: argparse.Namespace) -> None:
+    recreate_database(args.db)
+    env = server_env(src, args)
+    manage("migrate", "--noinput", env=env, src=src)
     code = (
         "from catalogue.models import ArenaModel\n"
         "from serving.models import ModelProvider\n"
@@ -216,55 +144,46 @@ def set_up(src: Path, stub_url: str) -> None:
         f"    ModelProvider.objects.create(model=m, kind=kind, base_url={stub_url!r}, remote_model=remote,\n"
         "        api_key_env='BENCH_STUB_KEY', timeout_seconds=10, max_concurrency=512)\n"
     )
-    subprocess.run(
-        [venv_python(), "manage.py", "shell", "-c", code],
-        cwd=src,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    import redis
-
-    redis.Redis.from_url(REDIS_URL).flushdb()
+    manage("shell", "-c", code, env=env, src=src)
+    flush_redis(args.redis_url)
 
 
-def start_stub(src: Path, latency: float, workdir: Path) -> tuple[subprocess.Popen, int]:
+def start_stub(src: Path, latency: float, workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(src))
-    proc = start(
-        [
-            venv_python(),
-            "-m",
-            "tests.serving.stub_provider",
-            "--port",
-            str(port),
-            "--latency",
-            str(latency),
-        ],
-        env=env,
+    log_path = workdir / f"stub-{latency}.log"
+    cmd = [venv_python(), "-m", "tests.serving.stub_provider", "--port", str(port)]
+    proc = start_process(
+        [*cmd, "--latency", str(latency)],
+        env=dict(os.environ, PYTHONPATH=str(src)),
         cwd=src,
-        log_path=workdir / f"stub-{latency}.log",
+        log_path=log_path,
     )
-    wait_port(port)
+    wait_until_up(port, proc=proc, log_path=log_path, timeout=30)
     return proc, port
 
 
-def start_gunicorn(src: Path, config: str, workdir: Path) -> tuple[subprocess.Popen, int]:
-    kind, _, shape = config.partition(":")
-    workers, _, threads = shape.partition("x")
-    port = free_port()
-    cmd = [
-        venv_python(), "-m", "gunicorn", "arena_site.wsgi",
-        "--bind", f"127.0.0.1:{port}",
-        "--workers", workers,
-        "--backlog", "2048",
-        "--timeout", "60",
-    ]  # fmt: skip
-    if kind == "gthread":
-        cmd += ["--worker-class", "gthread", "--threads", threads or "1"]
-    proc = start(cmd, env=django_env(src), cwd=src, log_path=workdir / f"gunicorn-{config}.log")
-    wait_port(port)
-    return proc, port
+@contextlib.contextmanager
+def serving(
+    src: Path, config: str, args: argparse.Namespace, workdir: Path, *, stub_latency: float
+) -> Iterator[tuple[subprocess.Popen[bytes], subprocess.Popen[bytes], int]]:
+    """A fresh database, the stub provider answering after `stub_latency` s, and gunicorn:
+    (server, stub, server's port)."""
+    stub, stub_port = start_stub(src, stub_latency, workdir)
+    try:
+        set_up(src, f"http://127.0.0.1:{stub_port}/v1", args)
+        server, url = start_gunicorn(
+            GunicornConfig.parse(config),
+            src=src,
+            env=server_env(src, args),
+            log_path=workdir / f"gunicorn-{config}.log",
+            extra=["--timeout", "60"],
+        )
+        try:
+            yield server, stub, int(url.rsplit(":", 1)[1])
+        finally:
+            stop_process(server)
+    finally:
+        stop_process(stub)
 
 
 # --- measurements -----------------------------------------------------------------------
@@ -279,6 +198,14 @@ def post_pair(conn: http.client.HTTPConnection, body: bytes) -> tuple[int, dict,
     return response.status, json.loads(data), wall
 
 
+def in_threads(target: Callable[[], None], n: int) -> None:
+    threads = [threading.Thread(target=target) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def warm_up(port: int, n: int) -> None:
     """Every worker process and its engine and DB threads started, catalogue loaded."""
 
@@ -290,11 +217,7 @@ def warm_up(port: int, n: int) -> None:
                 raise SystemExit(f"warm-up request failed: {status} {body}")
         conn.close()
 
-    threads = [threading.Thread(target=one) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(one, 8)
 
 
 def measure_overhead(port: int, requests: int) -> dict:
@@ -329,45 +252,20 @@ f:close()
 """
 
 
-def parse_wrk(text: str) -> dict:
-    def seconds(value: str, unit: str) -> float:
-        return float(value) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[unit]
-
-    out: dict = {}
-    for q in ("50", "75", "90", "99"):
-        m = re.search(rf"^\s+{q}%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M)
-        out[f"p{q}_s"] = seconds(*m.groups()) if m else None
-    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)", text)
-    out["requests"] = int(m.group(1))
-    out["seconds"] = seconds(m.group(2), m.group(3))
-    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    out["non_2xx"] = int(m.group(1)) if m else 0
-    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    out["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
-    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
-    out["rps"] = float(m.group(1))
-    return out
-
-
-def run_wrk(port: int, duration: int, workdir: Path) -> dict:
+def wrk_pairs(port: int, duration: int, workdir: Path) -> dict:
     lua = workdir / "pairs.lua"
     lua.write_text(WRK_LUA)
     body_file = workdir / "pair.json"
     body_file.write_text(json.dumps(pair_body()))
-    cmd = [
-        "wrk", "-t", "2", "-c", str(CONCURRENCY), "-d", f"{duration}s", "--timeout", "10s",
-        "--latency", "-s", str(lua), f"http://127.0.0.1:{port}/create_pair",
-    ]  # fmt: skip
-    out = subprocess.run(
-        cmd,
+    out = run_wrk(
+        f"http://127.0.0.1:{port}/create_pair",
+        connections=CONCURRENCY,
+        seconds=duration,
+        timeout="10s",
+        script=lua,
         env=dict(os.environ, PAIR_BODY_FILE=str(body_file)),
-        check=True,
-        capture_output=True,
-        text=True,
     )
-    result = parse_wrk(out.stdout)
-    result["raw"] = out.stdout
-    return result
+    return {**parse_wrk(out), "raw": out}
 
 
 def burst(port: int, n: int) -> dict:
@@ -389,11 +287,7 @@ def burst(port: int, n: int) -> dict:
             results.append((status, wall))
         conn.close()
 
-    threads = [threading.Thread(target=one) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    in_threads(one, n)
     walls = [w for s, w in results if s == 200]
     return {
         "ok": len(walls),
@@ -403,14 +297,14 @@ def burst(port: int, n: int) -> dict:
     }
 
 
-def completion_counts() -> tuple[int, int]:
-    ok = int(psql(DB, "SELECT count(*) FROM ingest_completionlog WHERE served_by_us AND succeeded"))
-    failed = int(psql(DB, "SELECT count(*) FROM ingest_completionlog WHERE NOT succeeded"))
+def completion_counts(db: str) -> tuple[int, int]:
+    ok = int(psql(db, "SELECT count(*) FROM ingest_completionlog WHERE served_by_us AND succeeded"))
+    failed = int(psql(db, "SELECT count(*) FROM ingest_completionlog WHERE NOT succeeded"))
     return ok, failed
 
 
-def pg_connections() -> int:
-    return int(psql("postgres", f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{DB}'"))
+def pg_connections(db: str) -> int:
+    return int(psql("postgres", f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{db}'"))
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -429,15 +323,9 @@ def bench_config(src: Path, config: str, args, workdir: Path) -> dict:
     result: dict = {"config": config}
 
     log(f"{config}: overhead (stub latency 0)")
-    stub, stub_port = start_stub(src, 0.0, workdir)
-    set_up(src, f"http://127.0.0.1:{stub_port}/v1")
-    server, port = start_gunicorn(src, config, workdir)
-    try:
+    with serving(src, config, args, workdir, stub_latency=0.0) as (_, _, port):
         warm_up(port, 25)
         runs = [measure_overhead(port, args.requests) for _ in range(args.repeats)]
-    finally:
-        stop(server)
-        stop(stub)
     result["overhead_runs"] = runs
     result["overhead"] = {k: median([r[k] for r in runs]) for k in runs[0]}
     log(
@@ -445,29 +333,24 @@ def bench_config(src: Path, config: str, args, workdir: Path) -> dict:
     )
 
     log(f"{config}: {CONCURRENCY} concurrent (stub latency 1 s)")
-    stub, stub_port = start_stub(src, 1.0, workdir)
-    set_up(src, f"http://127.0.0.1:{stub_port}/v1")
-    server, port = start_gunicorn(src, config, workdir)
-    try:
+    with serving(src, config, args, workdir, stub_latency=1.0) as (server, stub, port):
         warm_up(port, 3)
-        run_wrk(port, 3, workdir)  # every thread, connection and DB thread started
+        wrk_pairs(port, 3, workdir)  # every thread, connection and DB thread started
         time.sleep(SETTLE_SECONDS)
         runs = []
         for i in range(args.repeats):
-            before_ok, before_failed = completion_counts()
-            cpu_server, cpu_stub = cpu_seconds(server.pid), cpu_seconds(stub.pid)
-            with open("/proc/stat") as f:
-                busy0, total0 = _cpu_totals(f.readline())
-            run = run_wrk(port, args.duration, workdir)
-            with open("/proc/stat") as f:
-                busy1, total1 = _cpu_totals(f.readline())
-            run["connections_during"] = pg_connections()
+            before_ok, before_failed = completion_counts(args.db)
+            cpu_server, cpu_stub = tree_cpu_seconds(server.pid), tree_cpu_seconds(stub.pid)
+            busy0, total0 = total_cpu()
+            run = wrk_pairs(port, args.duration, workdir)
+            busy1, total1 = total_cpu()
+            run["connections_during"] = pg_connections(args.db)
             time.sleep(SETTLE_SECONDS)  # requests in flight when wrk stopped finish
-            after_ok, after_failed = completion_counts()
+            after_ok, after_failed = completion_counts(args.db)
             run["logged_ok"] = after_ok - before_ok
             run["logged_failed"] = after_failed - before_failed
-            run["cpu_server_s"] = cpu_seconds(server.pid) - cpu_server
-            run["cpu_stub_s"] = cpu_seconds(stub.pid) - cpu_stub
+            run["cpu_server_s"] = tree_cpu_seconds(server.pid) - cpu_server
+            run["cpu_stub_s"] = tree_cpu_seconds(stub.pid) - cpu_stub
             run["machine_busy"] = (busy1 - busy0) / max(total1 - total0, 1)
             runs.append(run)
             log(
@@ -477,9 +360,6 @@ def bench_config(src: Path, config: str, args, workdir: Path) -> dict:
             )
         result["burst"] = burst(port, CONCURRENCY)
         log(f"  burst of {CONCURRENCY}: {result['burst']}")
-    finally:
-        stop(server)
-        stop(stub)
     result["concurrent_runs"] = [{k: v for k, v in r.items() if k != "raw"} for r in runs]
     keys = [
         "requests",
@@ -507,33 +387,17 @@ def bench_config(src: Path, config: str, args, workdir: Path) -> dict:
     return result
 
 
-def _cpu_totals(line: str) -> tuple[int, int]:
-    values = [int(v) for v in line.split()[1:]]
-    idle = values[3] + values[4]
-    return sum(values) - idle, sum(values)
-
-
 # --- report -------------------------------------------------------------------------------
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return f"{cpu}, nproc {os.cpu_count()}, Python {platform.python_version()}"
-
-
 def report(results: list[dict], *, commit: str, args, load_start: float) -> str:
-    today = dt.date.today().isoformat()
+    info = machine_info()
     load_end = os.getloadavg()[0]
     lines = [
         SECTION,
         "",
         f"Generated by `benchmarks/bench_pair_serving.py` at commit {commit} (code: `serving/`).",
-        f"Machine: {machine()}; run {today}; 1-minute load average {load_start:.2f} before the "
+        f"Machine: {machine_line(info)}; run {info['day']}; 1-minute load average {load_start:.2f} before the "
         f"run, {load_end:.2f} right after it (this run's own processes included; the machine is "
         "shared, so other jobs may have taken some of the cores). PostgreSQL and "
         "Redis on loopback, the stub provider (`tests/serving/stub_provider.py`, asyncio) and the "
@@ -601,26 +465,10 @@ def report(results: list[dict], *, commit: str, args, load_start: float) -> str:
 
 
 def describe(config: str) -> str:
-    kind, _, shape = config.partition(":")
-    workers, _, threads = shape.partition("x")
-    if kind == "gthread":
-        return f"gunicorn gthread {workers} workers x {threads} threads"
-    return f"gunicorn {kind} {workers} workers"
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) only this benchmark's section; others edit the rest of the file."""
-    current = DOC.read_text()
-    start = current.find(SECTION + "\n")
-    if start == -1:
-        updated = current.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
-    else:
-        nxt = current.find("\n## ", start + len(SECTION))
-        end = len(current) if nxt == -1 else nxt + 1
-        updated = (
-            current[:start] + text.rstrip("\n") + "\n" + ("\n" if nxt != -1 else "") + current[end:]
-        )
-    DOC.write_text(updated)
+    c = GunicornConfig.parse(config)
+    if c.worker_class == "gthread":
+        return f"gunicorn gthread {c.workers} workers x {c.threads} threads"
+    return f"gunicorn {c.worker_class} {c.workers} workers"
 
 
 def main() -> None:
@@ -638,6 +486,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1 repeat, 200 requests, 8 s")
     parser.add_argument("--no-docs", action="store_true")
     parser.add_argument("--json", type=Path)
+    add_service_options(parser, db="arena_bench_pairs", redis_db=12)
     args = parser.parse_args()
     if args.quick:
         args.repeats, args.requests, args.duration = 1, 200, 8
@@ -658,10 +507,10 @@ def main() -> None:
         for config in args.configs.split(","):
             results.append(bench_config(src, config, args, workdir))
     finally:
-        for proc in list(_children):
-            stop(proc)
-        with contextlib.suppress(subprocess.CalledProcessError):
-            psql("postgres", f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
+        stop_all()
+        drop_database(args.db)
+        if not args.src:
+            shutil.rmtree(src, ignore_errors=True)
     text = report(results, commit=commit, args=args, load_start=load_start)
     print("\n" + text)
     if args.json:

@@ -7,7 +7,7 @@ Run from the repository root with the project's venv:
     .venv/bin/python benchmarks/bench_recompute.py --battles 100000 --repeats 1 --no-docs
 
 Part 1, recompute (in this process, against PostgreSQL):
-  * re-creates the database ``arena_bench_recompute`` and writes N simulated battles
+  * re-creates the database ``arena_bench_recompute`` (``--db``) and writes N simulated battles
     (``simulate_battles``, COPY);
   * (b) this project: ``leaderboard.recompute.recompute()`` — one SQL GROUP BY over the
     battles by (A, B, outcome, slice labels), every slice fitted with 1,000 bootstrap rounds
@@ -29,66 +29,50 @@ Figures go to the section "## Recompute and board reads (issue 4)" of docs/perfo
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
-import platform
-import re
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DB = "arena_bench_recompute"
-PG = "postgres://postgres@127.0.0.1:5432"
-REDIS = "redis://127.0.0.1:6379/13"
+from common import (
+    ROOT,
+    GunicornConfig,
+    add_service_options,
+    django_env,
+    machine_info,
+    machine_line,
+    manage,
+    parse_wrk,
+    psql,
+    recreate_database,
+    run_wrk,
+    start_gunicorn,
+    stop_process,
+    write_section,
+)
+
 SECTION = "## Recompute and board reads (issue 4)"
 
 
-def machine() -> str:
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{model}, nproc {os.cpu_count()}, Python {platform.python_version()}"
-
-
-def setup_django() -> None:
-    os.environ.update(DATABASE_URL=f"{PG}/{DB}", REDIS_URL=REDIS, SECRET_KEY="bench", DEBUG="0")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
+def setup_django(args: argparse.Namespace) -> None:
+    os.environ.update(django_env(args.db, args.redis_url))
     sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
 
 
-def recreate_database(battles: int) -> None:
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB], check=True)
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB], check=True)
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"{PG}/{DB}",
-        "REDIS_URL": REDIS,
-        "SECRET_KEY": "bench",
-        "DEBUG": "0",
-    }
-    manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    subprocess.run(
-        [*manage, "simulate_battles", "--battles", str(battles), "--seed", "1"],
-        cwd=ROOT,
-        env=env,
-        check=True,
+def fill_database(args: argparse.Namespace) -> None:
+    recreate_database(args.db)
+    env = django_env(args.db, args.redis_url)
+    manage("migrate", "-v0", env=env)
+    print(
+        manage("simulate_battles", "--battles", str(args.battles), "--seed", "1", env=env), end=""
     )
-    subprocess.run(
-        ["psql", "-h", "127.0.0.1", "-U", "postgres", DB, "-qc", "VACUUM ANALYZE"], check=True
-    )
+    psql(args.db, "VACUUM ANALYZE")
 
 
 def python_side_aggregate():
@@ -159,87 +143,41 @@ def bench_recompute(repeats: int) -> dict:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run_wrk(url: str, seconds: int, connections: int) -> dict:
-    out = subprocess.run(
-        ["wrk", "-t", "2", "-c", str(connections), "-d", f"{seconds}s", "--latency", url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-
-    def pct(p: str) -> float:
-        m = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)", out)
-        value, unit = float(m.group(1)), m.group(2)
-        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-
-    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+def wrk_read(url: str, seconds: int, connections: int) -> dict:
+    w = parse_wrk(run_wrk(url, connections=connections, seconds=seconds))
     return {
-        "rps": rps,
-        "p50": pct("50"),
-        "p99": pct("99"),
-        "errors": int(non2xx.group(1)) if non2xx else 0,
+        "rps": w["rps"],
+        "p50": 1000 * w["p50_s"],
+        "p99": 1000 * w["p99_s"],
+        "errors": w["non_2xx"],
     }
 
 
-def bench_reads(seconds: int, repeats: int, workers: str, connections: list[int]) -> list[dict]:
+def bench_reads(args: argparse.Namespace, connections: list[int]) -> list[dict]:
     results = []
+    logdir = Path(tempfile.mkdtemp(prefix="bench_recompute_"))
     for label, cache in (("cached", ""), ("no cache (reference)", "dummy")):
         counts = connections if cache == "" else connections[:1]
-        port = free_port()
-        env = {
-            **os.environ,
-            "DATABASE_URL": f"{PG}/{DB}",
-            "REDIS_URL": REDIS,
-            "SECRET_KEY": "bench",
-            "DEBUG": "0",
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "THROTTLE_READ_IP": "100000000/min",
-            "ARENA_CACHE": cache,
-        }
-        n, kind, threads = workers.split(":")[1], workers.split(":")[0], "1"
-        if "x" in n:
-            n, threads = n.split("x")
-        server = subprocess.Popen(
-            [
-                shutil.which("gunicorn", path=str(ROOT / ".venv/bin")) or "gunicorn",
-                "arena_site.wsgi",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                n,
-                "--worker-class",
-                kind,
-                "--threads",
-                threads,
-                "--backlog",
-                "2048",
-                "--preload",
-            ],
-            cwd=ROOT,
+        env = django_env(
+            args.db,
+            args.redis_url,
+            ALLOWED_HOSTS="127.0.0.1",
+            THROTTLE_READ_IP="100000000/min",
+            ARENA_CACHE=cache,
+        )
+        server, base = start_gunicorn(
+            GunicornConfig.parse(args.workers),
+            src=ROOT,
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            log_path=logdir / f"gunicorn-{cache or 'redis'}.log",
+            extra=["--preload"],
         )
         try:
-            base = f"http://127.0.0.1:{port}"
-            for _ in range(100):
-                try:
-                    urllib.request.urlopen(base + "/healthz", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.2)
             for path in ("/", "/api/v1/leaderboard", "/api/v1/leaderboard?format=csv"):
                 for _ in range(20):
                     urllib.request.urlopen(base + path).read()  # warm every worker
                 for conns in counts:
-                    runs = [run_wrk(base + path, seconds, conns) for _ in range(repeats)]
+                    runs = [wrk_read(base + path, args.seconds, conns) for _ in range(args.repeats)]
                     results.append(
                         {
                             "variant": label,
@@ -252,21 +190,8 @@ def bench_reads(seconds: int, repeats: int, workers: str, connections: list[int]
                         }
                     )
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            stop_process(server)
     return results
-
-
-def write_docs(text: str) -> None:
-    path = ROOT / "docs" / "performance.md"
-    doc = path.read_text() if path.exists() else "# Performance\n"
-    start = doc.find(SECTION)
-    if start == -1:
-        doc = doc.rstrip() + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[end:] if end != -1 else "")
-    path.write_text(doc.rstrip() + "\n")
 
 
 def main() -> None:
@@ -281,6 +206,7 @@ def main() -> None:
         "--connections", default="32,8", help="comma-separated wrk connection counts for reads"
     )
     parser.add_argument("--no-docs", action="store_true")
+    add_service_options(parser, db="arena_bench_recompute", redis_db=13)
     parser.add_argument(
         "--reads-only", action="store_true", help="Reuse the database; print the read table only."
     )
@@ -288,20 +214,21 @@ def main() -> None:
     conns = [int(c) for c in args.connections.split(",")]
 
     if args.reads_only:
-        setup_django()
-        for r in bench_reads(args.seconds, args.repeats, args.workers, conns):
+        setup_django(args)
+        for r in bench_reads(args, conns):
             print(r)
         return
-    recreate_database(args.battles)
-    setup_django()
+    fill_database(args)
+    setup_django(args)
     rec = bench_recompute(args.repeats)
-    reads = bench_reads(args.seconds, args.repeats, args.workers, conns)
+    reads = bench_reads(args, conns)
 
-    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    info = machine_info()
     lines = [
         SECTION,
         "",
-        f"Generated by `benchmarks/bench_recompute.py`. Machine: {machine()}; run {when}; "
+        f"Generated by `benchmarks/bench_recompute.py`. Machine: {machine_line(info)}; "
+        f"run {info['date']}; "
         f"medians of {args.repeats} repeats. The machine is shared and noisy: read ratios, not absolutes.",
         "",
         f"Recompute of every slice: {rec['battles']:,} simulated battles in PostgreSQL, {rec['slices']} slices "
@@ -352,7 +279,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_docs:
-        write_docs(text)
+        write_section(text)
 
 
 if __name__ == "__main__":
