@@ -38,7 +38,7 @@ from pathlib import Path
 from analysis.codearena import greedy_pass_at_1, mean_pass_at_k
 
 from .calls import ChatFn, Messages, call, map_items
-from .sandbox import Limits, SandboxConfig, run_python
+from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python
 
 PROMPT_VERSION = "humaneval-chat-v1"
 GENERATION = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024}
@@ -126,7 +126,7 @@ def _segment(lines: list[str], node: ast.stmt) -> str:
 
 
 def _keep(node: ast.stmt) -> bool:
-    return isinstance(node, _KEEP) or isinstance(node, _KEEP_ASSIGN)
+    return isinstance(node, (*_KEEP, *_KEEP_ASSIGN))
 
 
 def _sanitize(text: str, entry_point: str) -> str | None:
@@ -209,8 +209,8 @@ def score_sample(
     problem: Problem,
     raw_output: str,
     *,
-    limits: Limits = Limits(),
-    config: SandboxConfig = SandboxConfig(),
+    limits: Limits = DEFAULT_LIMITS,
+    config: SandboxConfig = DEFAULT_CONFIG,
     latency_s: float | None = None,
 ) -> SampleResult:
     """Extract the function from ``raw_output`` and run the problem's tests on it."""
@@ -234,8 +234,8 @@ def run_sample(
     problem: Problem,
     chat: ChatFn,
     *,
-    limits: Limits = Limits(),
-    config: SandboxConfig = SandboxConfig(),
+    limits: Limits = DEFAULT_LIMITS,
+    config: SandboxConfig = DEFAULT_CONFIG,
 ) -> SampleResult:
     """Ask the model once and score its answer; a failed call is recorded, not raised."""
     answer = call(chat, build_messages(problem))
@@ -243,7 +243,9 @@ def run_sample(
         return SampleResult(
             problem.task_id, PROVIDER_ERROR, None, None, answer.latency_s, error=answer.error
         )
-    return score_sample(problem, answer.text, limits=limits, config=config, latency_s=answer.latency_s)
+    return score_sample(
+        problem, answer.text, limits=limits, config=config, latency_s=answer.latency_s
+    )
 
 
 @dataclass(frozen=True)
@@ -282,8 +284,8 @@ def run_suite(
     chat: ChatFn,
     *,
     max_workers: int = 4,
-    limits: Limits = Limits(),
-    config: SandboxConfig = SandboxConfig(),
+    limits: Limits = DEFAULT_LIMITS,
+    config: SandboxConfig = DEFAULT_CONFIG,
 ) -> HumanEvalReport:
     """Greedy pass@1 of the model behind ``chat`` on ``problems``, ``max_workers`` at a time."""
     return report(

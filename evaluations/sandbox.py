@@ -92,6 +92,10 @@ class SandboxConfig:
     gid: int | None = None
 
 
+DEFAULT_LIMITS = Limits()
+DEFAULT_CONFIG = SandboxConfig()
+
+
 @dataclass(frozen=True)
 class SandboxResult:
     status: Status
@@ -130,7 +134,7 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def isolation_report(config: SandboxConfig = SandboxConfig()) -> IsolationReport:
+def isolation_report(config: SandboxConfig = DEFAULT_CONFIG) -> IsolationReport:
     """Resolve ``config.isolation`` (probing the kernel once per interpreter and mode)."""
     if config.isolation == "none":
         return IsolationReport("none", _NONE_LIMITATIONS)
@@ -306,7 +310,7 @@ def _run(
 
 
 def run_python(
-    source: str, *, limits: Limits = Limits(), config: SandboxConfig = SandboxConfig()
+    source: str, *, limits: Limits = DEFAULT_LIMITS, config: SandboxConfig = DEFAULT_CONFIG
 ) -> SandboxResult:
     """Run ``source`` as ``__main__`` in a new sandboxed process and report how it ended."""
     report = isolation_report(config)
