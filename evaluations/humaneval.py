@@ -129,8 +129,9 @@ def _keep(node: ast.stmt) -> bool:
     return isinstance(node, (*_KEEP, *_KEEP_ASSIGN))
 
 
-def _sanitize(text: str, entry_point: str) -> str | None:
-    """The definitions in ``text`` if some parseable span of it defines ``entry_point``."""
+def _sanitize(text: str, entry_point: str, must_pass: int = 0) -> str | None:
+    """The definitions in ``text`` if some parseable span of it defines ``entry_point``
+    (a span reaching beyond the first ``must_pass`` lines)."""
     lines = text.splitlines()[:_MAX_LINES]
     pattern = _def_pattern(entry_point)
     def_lines = [i for i, line in enumerate(lines) if pattern.match(line)]
@@ -140,7 +141,7 @@ def _sanitize(text: str, entry_point: str) -> str | None:
         if not lines[start].strip():
             continue
         span = lines[start:]
-        tree = _longest_parse(span, min_end=def_lines[0] - start)
+        tree = _longest_parse(span, min_end=max(def_lines[0], must_pass) - start)
         if tree is None:
             continue
         kept = [node for node in tree.body if _keep(node)]
@@ -174,7 +175,8 @@ def extract_function(output: str, entry_point: str, prompt: str | None = None) -
         # A bare continuation of the prompt (the body only), as base models answer.
         for candidate in candidates:
             if not _def_pattern(entry_point).search(candidate):
-                code = _sanitize(prompt + candidate, entry_point)
+                # The answer must add at least one line: the prompt alone is only a stub.
+                code = _sanitize(prompt + candidate, entry_point, len(prompt.splitlines()))
                 if code is not None:
                     return code
     return None
