@@ -135,7 +135,14 @@ def prompt_fingerprint(*, chat: bool, prompts: FimPrompts = CHAT_PROMPTS) -> str
     """A short hash of the request built for a fixed file: changes whenever prompt building
     does, so a run can record which template version it measured."""
     built = prompts.completion_prompt(chat=chat, prefix=_PROBE[0], suffix=_PROBE[1])
-    return hashlib.sha256(repr(built).encode()).hexdigest()[:12]
+    # Fields, not the object: serving's Prompt and analysis.fim's ChatFimPrompt hold the same.
+    content = {
+        "messages": [dict(m) for m in getattr(built, "messages", ())],
+        "prefix": getattr(built, "prefix", ""),
+        "suffix": getattr(built, "suffix", ""),
+        "stop": list(getattr(built, "stop", ())),
+    }
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def build_program(problem: InfillProblem, middle: str) -> str:
