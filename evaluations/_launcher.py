@@ -335,6 +335,12 @@ def main() -> None:
             traceback.print_exc()
             sys.stderr.flush()
         os._exit(EXIT_SETUP)
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)  # also here: the host may look for the group before the child ran
+    if cfg["fs"] == "none":
+        # For the host's last resort: if we are killed, it kills the program's group itself.
+        with contextlib.suppress(OSError), open(os.path.join(job, "worker.pid"), "w") as handle:
+            handle.write(str(pid))
     os._exit(_supervise(pid, float(cfg["limits"]["cpu_seconds"])))
 
 

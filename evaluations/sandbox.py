@@ -32,6 +32,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -50,9 +51,22 @@ Isolation = Literal["auto", "namespaces", "user-namespaces", "none"]
 
 _UNSHARE = ("--net", "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts")
 _UNSHARE_USER = ("--user", "--map-root-user")
-# Modules HumanEval programs import, loaded before the uid drop so that an interpreter whose
-# standard library the sandbox uid cannot read (e.g. pyenv under /root) still runs them.
-_PRELOAD = ("typing", "math", "re", "collections", "itertools", "functools", "heapq", "string")
+# The modules HumanEval's prompts, solutions and tests import (plus a few common ones), loaded
+# before the uid drop: in "none" mode an interpreter whose standard library the sandbox uid
+# cannot read (pyenv under /root) can still run them. Also saves each program their import.
+_PRELOAD = (
+    "typing",
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "string",
+    "random",
+    "hashlib",
+    "copy",
+)
 _GRACE_SECONDS = 5.0
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
@@ -134,10 +148,24 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
+def _stdlib_hidden(config: SandboxConfig) -> tuple[str, ...]:
+    """In "none" mode as root: is our standard library out of the sandbox uid's reach?"""
+    if not _is_root() or config.python != sys.executable:
+        return ()
+    stdlib = Path(os.__file__).resolve().parent
+    for folder in (stdlib, *stdlib.parents):
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            return (
+                f"the sandbox uid cannot read {stdlib} ({folder} is closed to others): only the "
+                f"preloaded modules can be imported ({', '.join(_PRELOAD)})",
+            )
+    return ()
+
+
 def isolation_report(config: SandboxConfig = DEFAULT_CONFIG) -> IsolationReport:
     """Resolve ``config.isolation`` (probing the kernel once per interpreter and mode)."""
     if config.isolation == "none":
-        return IsolationReport("none", _NONE_LIMITATIONS)
+        return IsolationReport("none", (*_NONE_LIMITATIONS, *_stdlib_hidden(config)))
     wanted = config.isolation
     if wanted == "auto":
         wanted = "namespaces" if _is_root() else "user-namespaces"
@@ -161,7 +189,7 @@ def _probe(config: SandboxConfig) -> IsolationReport:
         if probe.status is Status.PASSED and probe.stdout.strip() == "sandbox ok":
             return IsolationReport(mode)
         why = f"unshare {mode} failed: {probe.stderr.strip()[-300:] or probe.detail}"
-    return IsolationReport("none", (why, *_NONE_LIMITATIONS))
+    return IsolationReport("none", (why, *_NONE_LIMITATIONS, *_stdlib_hidden(config)))
 
 
 def _command(python: str, job: str, mode: str) -> list[str]:
@@ -179,16 +207,19 @@ def _tail(path: Path, size: int) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-def _kill_group(pgid: int) -> None:
-    # Loop: a fork bomb may still be forking while the first SIGKILL is delivered.
-    for _ in range(100):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        except PermissionError:
-            return
-        time.sleep(0.001)
+def _kill_group(pgid: int | None) -> None:
+    if pgid is None or pgid <= 1:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _worker_group(job: Path) -> int | None:
+    """The program's process group, which the launcher records (its own differs)."""
+    try:
+        return int((job / "worker.pid").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 _STATUS_OF_EXIT = {
@@ -275,8 +306,11 @@ def _run(
                 # Under unshare (which ignores SIGTERM) killing it kills the namespace's
                 # PID 1 (--kill-child) and with it every process of the namespace.
             finally:
-                _kill_group(proc.pid)
-                proc.kill()
+                if proc.poll() is None:
+                    # Not reaped yet, so its process group id cannot have been reused.
+                    _kill_group(proc.pid)
+                    _kill_group(_worker_group(job))
+                    proc.kill()
                 final = proc.wait()
         duration = time.perf_counter() - started
         if returncode is None:

@@ -14,7 +14,7 @@ import pytest
 
 from evaluations import humaneval as he
 from evaluations.calls import map_items
-from evaluations.sandbox import Status
+from evaluations.sandbox import SandboxConfig, Status
 
 PROBLEMS = he.load_problems()
 BY_ID = {p.task_id: p for p in PROBLEMS}
@@ -166,3 +166,13 @@ def test_pass_at_k_matches_binomial_counting():
     for k in (1, 2, 3):
         expected = sum(_expected_pass_at_k(n, c, k) for n, c in plan.values()) / len(plan)
         assert he.pass_at_k(samples, k) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_the_benchmarks_imports_work_in_every_isolation_mode(isolation):
+    # HumanEval/32's tests import random, HumanEval/162's solution hashlib.
+    config = SandboxConfig(isolation=isolation)
+    for task in ("HumanEval/32", "HumanEval/162"):
+        problem = BY_ID[task]
+        result = he.score_sample(problem, f"```python\n{full(problem)}```", config=config)
+        assert result.passed, result.stderr_tail
