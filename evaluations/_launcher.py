@@ -6,7 +6,7 @@ it must not need the project's files once the file system is replaced.
 
 What it does, in order:
 
-1. reads ``JOBDIR/config.json`` and ``JOBDIR/program.py``;
+1. reads ``JOBDIR/config`` (``key=value`` lines, see `read_config`) and ``JOBDIR/program.py``;
 2. with ``"fs": "pivot"`` (a private mount namespace): builds a new root on a small tmpfs holding
    read-only, ``nosuid`` bind mounts of ``/usr``, the ``/lib*``, ``/bin``, ``/sbin`` links and the
    interpreter's own ``sys.path`` directories, a fresh ``/proc``, ``/dev/{null,zero,random,urandom}``
@@ -21,6 +21,9 @@ What it does, in order:
    ``no_new_privs``, and ``exec``s the program's code object as ``__main__``;
 5. the worker's fate becomes the exit code (``EXIT_*`` below) that the host maps to a status.
 
+Its own imports are kept few (each costs every run): no json, no traceback (errors are
+printed by the interpreter's built-in hook), no typing at run time.
+
 Exit codes are advisory: code running in the worker can call ``os._exit`` with any number. The
 sandbox protects the host, not the score (see docs/evaluations.md).
 """
@@ -31,13 +34,14 @@ import builtins
 import contextlib
 import ctypes
 import errno
-import json
 import os
 import resource
 import signal
 import sys
-import traceback
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK = 0
 EXIT_EXCEPTION = 1
@@ -76,6 +80,29 @@ def _libc() -> ctypes.CDLL:
     if not _LIBC:
         _LIBC.append(ctypes.CDLL(None, use_errno=True))
     return _LIBC[0]
+
+
+def _print_exc() -> None:
+    sys.__excepthook__(*sys.exc_info())
+
+
+def read_config(text: str) -> dict[str, Any]:
+    """``key=value`` lines; ``limits.*`` are numbers, ``uid``/``gid`` numbers or empty,
+    ``preload`` a comma-separated list."""
+    cfg: dict[str, Any] = {"limits": {}}
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.startswith("limits."):
+            cfg["limits"][key.removeprefix("limits.")] = (
+                float(value) if "." in value else int(value)
+            )
+        elif key in ("uid", "gid"):
+            cfg[key] = int(value) if value else None
+        elif key == "preload":
+            cfg[key] = [name for name in value.split(",") if name]
+        else:
+            cfg[key] = value
+    return cfg
 
 
 def _check(result: int, what: str) -> None:
@@ -223,9 +250,9 @@ def _worker(source: str, workdir: str, cfg: dict[str, Any]) -> None:
         status = EXIT_CALLED_EXIT
     except OSError as exc:
         status = EXIT_FILE_SIZE if exc.errno == errno.EFBIG else EXIT_EXCEPTION
-        traceback.print_exc()
+        _print_exc()
     except BaseException:
-        traceback.print_exc()
+        _print_exc()
         status = EXIT_EXCEPTION
     try:
         sys.stdout.flush()
@@ -311,13 +338,13 @@ def _supervise(pid: int, cpu_limit: float) -> int:
 def main() -> None:
     job = sys.argv[1]
     try:
-        with open(os.path.join(job, "config.json"), encoding="utf-8") as handle:
-            cfg = json.load(handle)
+        with open(os.path.join(job, "config"), encoding="utf-8") as handle:
+            cfg = read_config(handle.read())
         with open(os.path.join(job, "program.py"), encoding="utf-8") as handle:
             source = handle.read()
         workdir = _build_root(job, cfg) if cfg["fs"] == "pivot" else os.path.join(job, "work")
     except BaseException:
-        traceback.print_exc()
+        _print_exc()
         print("sandbox: setup failed", file=sys.stderr)
         os._exit(EXIT_SETUP)
     sys.stderr.flush()
@@ -332,7 +359,7 @@ def main() -> None:
             os.setpgid(0, 0)
             _worker(source, workdir, cfg)
         except BaseException:
-            traceback.print_exc()
+            _print_exc()
             sys.stderr.flush()
         os._exit(EXIT_SETUP)
     with contextlib.suppress(OSError):

@@ -28,7 +28,7 @@ pass (for example with ``os._exit(0)``): the sandbox protects the host, not the 
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import os
 import shutil
 import signal
@@ -52,8 +52,8 @@ Isolation = Literal["auto", "namespaces", "user-namespaces", "none"]
 _UNSHARE = ("--net", "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts")
 _UNSHARE_USER = ("--user", "--map-root-user")
 # The modules HumanEval's prompts, solutions and tests import (plus a few common ones), loaded
-# before the uid drop: in "none" mode an interpreter whose standard library the sandbox uid
-# cannot read (pyenv under /root) can still run them. Also saves each program their import.
+# before the uid drop when the uid cannot read the standard library itself ("none" mode with
+# an interpreter under /root, as pyenv installs it): then these at least can be imported.
 _PRELOAD = (
     "typing",
     "math",
@@ -148,6 +148,7 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
+@functools.lru_cache(maxsize=16)
 def _stdlib_hidden(config: SandboxConfig) -> tuple[str, ...]:
     """In "none" mode as root: is our standard library out of the sandbox uid's reach?"""
     if not _is_root() or config.python != sys.executable:
@@ -262,6 +263,8 @@ def _run(
     limitations: tuple[str, ...],
 ) -> SandboxResult:
     uid, gid = _ids(config, mode)
+    # Only where the uid could not import them itself: each preloaded module costs every run.
+    preload = mode == "none" and uid is not None and bool(_stdlib_hidden(config))
     job = Path(tempfile.mkdtemp(prefix="arena-sandbox-"))
     started = time.perf_counter()
     try:
@@ -269,14 +272,14 @@ def _run(
         job.chmod(0o711)
         (job / "program.py").write_text(source, encoding="utf-8")
         (job / "program.py").chmod(0o644)
-        cfg = {
-            "limits": asdict(limits),
-            "uid": uid,
-            "gid": gid,
-            "fs": "none" if mode == "none" else "pivot",
-            "preload": list(_PRELOAD),
-        }
-        (job / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+        lines = [f"limits.{key}={value!r}" for key, value in asdict(limits).items()]
+        lines += [
+            f"uid={'' if uid is None else uid}",
+            f"gid={'' if gid is None else gid}",
+            f"fs={'none' if mode == 'none' else 'pivot'}",
+            f"preload={','.join(_PRELOAD) if preload else ''}",
+        ]
+        (job / "config").write_text("\n".join(lines) + "\n", encoding="utf-8")
         if mode == "none":
             (job / "work").mkdir(mode=0o700)
             if uid is not None:
