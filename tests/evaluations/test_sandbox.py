@@ -166,8 +166,12 @@ def test_writing_inside_the_work_directory_works(config):
 
 @BOTH
 def test_writing_outside_the_work_directory_fails(config, tmp_path):
-    target = tmp_path / "escaped.txt"
-    for path in (str(target), "/usr/escaped.txt", "/escaped.txt"):
+    targets = [str(tmp_path / "escaped.txt"), "/usr/escaped.txt", "/escaped.txt"]
+    if isolation_report(config).mode == "none" and os.geteuid() != 0:
+        # No mount namespace and no uid to drop to: the caller's own files are writable.
+        assert any("host files visible" in item for item in isolation_report(config).limitations)
+        targets = targets[1:]
+    for path in targets:
         result = run_python(f"open({path!r}, 'w').write('gotcha')\n", config=config)
         assert result.status is Status.FAILED, (path, result)
         assert "Error" in result.stderr
