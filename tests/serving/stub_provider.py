@@ -11,6 +11,23 @@ latency, HTTP error, hang, or text:
   + ``\\n</CODE>``;
 * FiM routes answer with the middle itself.
 
+Scripted behaviours for the evaluation suites (``Behaviour`` fields after ``malformed``):
+
+* ``answers``: marker -> text; the first marker found in the request's prompt picks the text
+  (the middle of a FiM answer, or the whole answer to a plain question): correct and wrong
+  answers per problem;
+* ``wrap``: ``"fence"``, ``"prose"`` or ``"prose_fence"`` dresses the answer in a markdown
+  fence and/or sentences before and after it (FiM chat answers: instead of or around
+  ``<CODE>``);
+* ``judge``: answers judging prompts (``evaluations.judge``) with a verdict:
+  ``"prefer:<marker>"`` gives ``[[A>>B]]``/``[[B>>A]]`` to the one answer containing the marker
+  (``[[A=B]]`` if both or neither do), ``"always:<label>"`` always that label (a judge with
+  position bias), ``"conflict"`` two different labels, ``"malformed"`` an invalid label,
+  ``"none"`` no label at all;
+* ``replies``: the n-th request for the model gets ``replies[n]`` verbatim, ``None`` meaning
+  hang (the caller's timeout); once used up, the other fields apply (e.g. a malformed label
+  first, a valid one on the retry).
+
 Every request is recorded (path, headers, JSON body) and the peak number of requests in
 flight is tracked, so tests can check concurrency and what was sent. Error bodies echo the
 ``Authorization`` header, as some real providers echo (masked) keys: the server must never
@@ -30,6 +47,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from evaluations.judge import ANSWER_A, ANSWER_B
+
 
 @dataclass
 class Behaviour:
@@ -39,6 +58,58 @@ class Behaviour:
     middle: str | None = None  # completion text; default "# <model>"
     raw: str | None = None  # exact answer text, bypassing the FiM format
     malformed: bool = False  # 200 with no completion in it
+    answers: dict[str, str] = field(default_factory=dict)  # prompt marker -> text
+    wrap: str | None = None  # "fence" | "prose" | "prose_fence"
+    judge: str | None = None  # "prefer:<marker>" | "always:<label>" | "conflict" | ...
+    replies: list[str | None] = field(default_factory=list)  # per request, in order
+
+    @property
+    def scripted(self) -> bool:
+        return bool(self.answers or self.wrap or self.judge or self.replies)
+
+
+_PROSE = ("Sure! Here is the code you asked for:\n\n", "\n\nThis handles the edge cases too.")
+_LABEL = re.compile(r"^[AB=<>]+$")
+
+
+def _wrap(text: str, how: str | None) -> str:
+    if how is None:
+        return text
+    if how == "fence":
+        return f"```python\n{text}\n```"
+    if how == "prose":
+        return f"{_PROSE[0]}{text}{_PROSE[1]}"
+    if how == "prose_fence":
+        return f"{_PROSE[0]}```python\n{text}\n```{_PROSE[1]}"
+    raise ValueError(f"unknown wrap {how!r}")
+
+
+def _section(prompt: str, marks: tuple[str, str]) -> str:
+    start = prompt.find(marks[0])
+    end = prompt.find(marks[1], start)
+    return prompt[start + len(marks[0]) : end] if start != -1 and end != -1 else ""
+
+
+def _verdict(rule: str, prompt: str) -> str:
+    """A judge's reply to a judging prompt, following ``rule`` (see the module docstring)."""
+    reasoning = "My own answer first. Then: both answers address the question; comparing them."
+    if rule.startswith("prefer:"):
+        marker = rule.removeprefix("prefer:")
+        in_a = marker in _section(prompt, ANSWER_A)
+        in_b = marker in _section(prompt, ANSWER_B)
+        label = "A>>B" if in_a and not in_b else "B>>A" if in_b and not in_a else "A=B"
+        return f"{reasoning}\n\nMy final verdict is [[{label}]]."
+    if rule.startswith("always:"):
+        label = rule.removeprefix("always:")
+        assert _LABEL.match(label), label
+        return f"{reasoning}\n\nMy final verdict is [[{label}]]."
+    if rule == "conflict":
+        return f"{reasoning} At first [[A>B]], but on reflection [[B>A]]."
+    if rule == "malformed":
+        return f"{reasoning}\n\nMy final verdict is [[A>>>B]]."
+    if rule == "none":
+        return f"{reasoning} Both have merits; it is hard to choose."
+    raise ValueError(f"unknown judge rule {rule!r}")
 
 
 @dataclass
@@ -59,6 +130,7 @@ class StubProvider:
     in_flight: int = 0
     peak_in_flight: int = 0
     served: int = 0
+    calls: dict[str, int] = field(default_factory=dict)  # requests seen per model
 
     # --- configuration ---------------------------------------------------------------
 
@@ -70,6 +142,7 @@ class StubProvider:
         self.requests.clear()
         self.peak_in_flight = self.in_flight
         self.served = 0
+        self.calls.clear()
 
     @property
     def base_url(self) -> str:
@@ -84,29 +157,45 @@ class StubProvider:
         model = str(body.get("model", ""))
         if b.raw is not None:
             return b.raw
-        middle = b.middle if b.middle is not None else f"# {model}"
-        if not path.endswith("/chat/completions"):
-            return middle
+        chat = path.endswith("/chat/completions")
+        seen = (
+            body["messages"][-1]["content"]
+            if chat
+            else f"{body.get('prompt', '')}{body.get('suffix', '')}"
+        )
+        middle = next((text for marker, text in b.answers.items() if marker in seen), None)
+        if middle is None:
+            middle = b.middle if b.middle is not None else f"# {model}"
+        if not chat:
+            return _wrap(middle, b.wrap)
         user = body["messages"][-1]["content"]
+        judging = next(
+            (m["content"] for m in body["messages"] if ANSWER_A[0] in m["content"]), None
+        )
+        if b.judge is not None and judging is not None:
+            return _verdict(b.judge, judging)
         if "<SELECTION>" in user:
             return f"<CODE>\n{middle}\n</CODE>"
         prefix = re.search(r"<PREFIX>(.*)</PREFIX>", user, re.S)
         suffix = re.search(r"<SUFFIX>(.*)</SUFFIX>", user, re.S)
+        if prefix is None and b.scripted:
+            return _wrap(middle, b.wrap)  # a plain question: the answer itself
         last = prefix.group(1).rsplit("\n", 1)[-1] if prefix else ""
         first = suffix.group(1).split("\n", 1)[0] if suffix else ""
-        return f"<CODE>{last}{middle}{first}</CODE>"
+        if b.wrap in ("fence", "prose_fence"):
+            return _wrap(f"{last}{middle}{first}", b.wrap)
+        return _wrap(f"<CODE>{last}{middle}{first}</CODE>", b.wrap)
 
     def _answer(self, path: str, body: dict) -> tuple[int, dict]:
-        if path.endswith("/chat/completions"):
-            shape = "chat"
-        elif path.endswith("/fim/completions"):
-            shape = "fim"
-        elif path.endswith("/completions"):
-            shape = "text"
-        else:
+        if not path.endswith("/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
         text = self._text(path, body, self.behaviours.get(str(body.get("model")), self.default))
-        if shape == "text":
+        return self._shape(path, text)
+
+    @staticmethod
+    def _shape(path: str, text: str) -> tuple[int, dict]:
+        """The answer body of ``path``'s kind: chat and Mistral FiM carry a message."""
+        if not path.endswith(("/chat/completions", "/fim/completions")):
             return 200, {"object": "text_completion", "choices": [{"index": 0, "text": text}]}
         message = {"role": "assistant", "content": text}
         return 200, {"object": "chat.completion", "choices": [{"index": 0, "message": message}]}
@@ -145,11 +234,15 @@ class StubProvider:
     async def _respond(self, writer, method: str, path: str, headers: dict, body: dict) -> None:
         if self.record:
             self.requests.append(Recorded(path, headers, body))
-        b = self.behaviours.get(str(body.get("model")), self.default)
+        model = str(body.get("model"))
+        b = self.behaviours.get(model, self.default)
+        turn = self.calls.get(model, 0)
+        self.calls[model] = turn + 1
+        scripted_reply = b.replies[turn] if turn < len(b.replies) else ""
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
-            if b.hang:
+            if b.hang or (turn < len(b.replies) and scripted_reply is None):
                 await asyncio.sleep(3600)
             if b.latency:
                 await asyncio.sleep(b.latency)
@@ -166,6 +259,8 @@ class StubProvider:
                         "prompt_seen": json.dumps(body)[:200],
                     }
                 }
+            elif turn < len(b.replies):
+                status, payload = self._shape(path, scripted_reply or "")
             else:
                 status, payload = self._answer(path, body)
         finally:
