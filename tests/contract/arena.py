@@ -47,7 +47,7 @@ def seed(stub) -> None:
     from tests.factories import ArenaModelFactory
 
     models = {}
-    for key, (kind, remote, _word) in [*SERVED.items(), (DECOY[0], DECOY[1:3] + (None,))]:
+    for key, (kind, remote, _word) in [*SERVED.items(), (DECOY[0], (*DECOY[1:3], None))]:
         models[key] = ArenaModelFactory(key=key)
         ModelProvider.objects.create(
             model=models[key],

@@ -1,22 +1,26 @@
 """Fixtures of the extension contract test: the bundle, a live server with stub providers, runs.
 
-The server runs in this process (Django's LiveServerThread, as pytest-django's `live_server`
-does) for the whole module, on the test database, committed for real: the driver runs the
-extension in a Node process against it, then the tests read what it stored. One driver run per
-privacy setting, started by the first test that needs it; the database is flushed when the
-module ends. Each run has its own machine id and its own marker in every piece of code it
-types, so one run's code can be looked for everywhere without confusing it with another's.
+The server is gunicorn, as deployed (threaded workers, ``--preload``), on the test database,
+for the whole module; the stub provider runs in this process. Python's own http.server (under
+Django's LiveServerThread) rewrites a leading ``//`` in request paths, which would hide what a
+trailing-slash ``arena.serverUrl`` does to a real deployment, hence a real server. The driver
+runs the extension in a Node process against it, then the tests read what was stored. One
+driver run per privacy setting, started by the first test that needs it; the database is
+flushed when the module ends. Each run has its own machine id and its own marker in every piece
+of code it types, so one run's code can be looked for everywhere (database dump, Redis, the
+server's log) without confusing it with another's.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import logging
 import os
+import re
 import shutil
 import subprocess
+import sys
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +38,9 @@ NODE_TIMEOUT = 600
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if not path:
-        pytest.fail(f"`{name}` not found: the contract test needs Node.js 18+ and npm (.ci/run installs them).")
+        pytest.fail(
+            f"`{name}` not found: the contract test needs Node.js 18+ and npm (.ci/run installs them)."
+        )
     return path
 
 
@@ -96,20 +102,11 @@ class Run:
         return [c["response"] for c in self.calls("/create_pair") if c["status"] == 200]
 
 
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.lines = io.StringIO()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.write(record.getMessage() + "\n")
-
-
 class Runner:
     """Runs the driver once per (privacy, trailing slash) and keeps the result."""
 
-    def __init__(self, *, url, bundle, stub, blocker, workdir) -> None:
-        self.url, self.bundle, self.stub = url, bundle, stub
+    def __init__(self, *, server, bundle, stub, blocker, workdir) -> None:
+        self.server, self.bundle, self.stub = server, bundle, stub
         self.blocker, self.workdir = blocker, workdir
         self.done: dict[tuple[str, bool], Run] = {}
 
@@ -120,12 +117,10 @@ class Runner:
         return self.done[key]
 
     def _run(self, privacy: str, trailing_slash: bool) -> Run:
-        from serving import dbwork
-
         marker = f"{privacy.upper()}{uuid.uuid4().hex[:10]}"
         cfg = {
             "bundle": str(self.bundle),
-            "serverUrl": self.url,
+            "serverUrl": self.server.url,
             "trailingSlash": trailing_slash,
             "privacy": privacy,
             "machineId": f"contract-machine-{marker.lower()}",
@@ -137,42 +132,141 @@ class Runner:
             "edits": ["left"] if trailing_slash else ["left", "right", "reject"],
             "modelTags": [arena.TAG],
             "username": f"contract_{marker.lower()[:12]}",
-            "metadata": {"jobTitle": "tester", "yearsOfExperience": 7, "industrySector": "research"},
+            "metadata": {
+                "jobTitle": "tester",
+                "yearsOfExperience": 7,
+                "industrySector": "research",
+            },
         }
         Path(cfg["workdir"]).mkdir(parents=True)
         config = Path(cfg["workdir"]) / "run.json"
         config.write_text(json.dumps(cfg))
         report = Path(cfg["workdir"]) / "report.json"
         arena.configure_stub(self.stub, marker)
-        capture = _Capture()
-        root = logging.getLogger()
-        root.addHandler(capture)
+        log_start = self.server.log.stat().st_size
         started = time.perf_counter()
-        try:
-            with self.blocker.unblock():
-                proc = subprocess.run(
-                    [_tool("node"), str(HERE / "driver.js"), "--config", str(config), "--report", str(report)],
-                    cwd=HERE,
-                    capture_output=True,
-                    text=True,
-                    timeout=NODE_TIMEOUT,
-                )
-                dbwork.drain()  # the server's own completion logs are written after it answers
-            cache = redis_contents()
-        finally:
-            root.removeHandler(capture)
+        proc = subprocess.run(
+            [
+                _tool("node"),
+                str(HERE / "driver.js"),
+                "--config",
+                str(config),
+                "--report",
+                str(report),
+            ],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=NODE_TIMEOUT,
+        )
         seconds = time.perf_counter() - started
         assert proc.returncode == 0, proc.stderr[-4000:]
-        return Run(
+        run = Run(
             privacy=privacy,
             machine_id=cfg["machineId"],
             marker=marker,
             repo_url=cfg["repoUrl"],
             report=json.loads(report.read_text()),
-            server_log=capture.lines.getvalue(),
-            redis=cache,
+            server_log="",
+            redis=b"",
             seconds=seconds,
         )
+        with self.blocker.unblock():
+            _wait_for_served_logs(run)
+        run.redis = redis_contents()
+        with self.server.log.open("rb") as f:
+            f.seek(log_start)
+            run.server_log = f.read().decode("utf-8", "replace")
+        return run
+
+
+def _wait_for_served_logs(run: Run, timeout: float = 60.0) -> None:
+    """The server writes its own completion logs after answering: wait for every one."""
+    from ingest.models import CompletionLog
+
+    ids = {item["completionId"] for pair in run.pairs for item in pair["completionItems"]}
+    deadline = time.monotonic() + timeout
+    while CompletionLog.objects.filter(completion_id__in=ids).count() < len(ids):
+        if time.monotonic() > deadline:
+            return  # the test on the logs says what is missing
+        time.sleep(0.05)
+
+
+@dataclass
+class Server:
+    url: str
+    log: Path
+    process: subprocess.Popen
+
+
+def _start_gunicorn(workdir: Path) -> Server:
+    from django.conf import settings
+    from django.db import connection
+
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}",
+        "REDIS_URL": settings.REDIS_URL,
+        "SECRET_KEY": settings.SECRET_KEY,
+        "USER_ID_HMAC_KEY": settings.USER_ID_HMAC_KEY,
+        "DEBUG": "0",
+        "RECOMPUTE_ON_VOTES": "0",
+        arena.SECRET_ENV: arena.SECRET,
+    }
+    log = workdir / "gunicorn.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "arena_site.wsgi",
+        "--preload",
+        "--bind",
+        "127.0.0.1:0",
+    ]
+    cmd += [
+        "--workers",
+        "2",
+        "--worker-class",
+        "gthread",
+        "--threads",
+        "16",
+        "--access-logfile",
+        "-",
+    ]
+    if "--no-control-socket" in _gunicorn_help():
+        cmd.append("--no-control-socket")  # gunicorn 27 otherwise shares one socket in ~/.gunicorn
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            cmd, cwd=HERE.parent.parent, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    deadline = time.monotonic() + 60
+    url = None
+    while url is None:
+        found = re.search(rb"Listening at: (http://127\.0\.0\.1:\d+)", log.read_bytes())
+        if found:
+            url = found.group(1).decode()
+        elif process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"gunicorn did not start:\n{log.read_text()[-3000:]}")
+        else:
+            time.sleep(0.05)
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/list_models", timeout=5) as response:
+                if response.status == 200:
+                    return Server(url=url, log=log, process=process)
+        except OSError:
+            if time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"gunicorn does not answer:\n{log.read_text()[-3000:]}")
+            time.sleep(0.05)
+
+
+def _gunicorn_help() -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "gunicorn", "--help"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def redis_contents() -> bytes:
@@ -186,31 +280,24 @@ def redis_contents() -> bytes:
 @pytest.fixture(scope="module")
 def runner(django_db_setup, django_db_blocker, bundle, stub_provider, tmp_path_factory):
     from django.core.management import call_command
-    from pytest_django.live_server_helper import LiveServer
 
-    from serving import dbwork
-    from serving.selectors import clear_serving_state
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(arena.SECRET_ENV, arena.SECRET)
+    workdir = tmp_path_factory.mktemp("contract")
+    with django_db_blocker.unblock():
+        arena.seed(stub_provider)
+        server = _start_gunicorn(workdir)
+    try:
+        yield Runner(
+            server=server,
+            bundle=bundle,
+            stub=stub_provider,
+            blocker=django_db_blocker,
+            workdir=workdir,
+        )
+    finally:
+        server.process.terminate()
+        server.process.wait(30)
         with django_db_blocker.unblock():
-            arena.seed(stub_provider)
-            clear_serving_state()
-        server = LiveServer("127.0.0.1")
-        try:
-            yield Runner(
-                url=server.url,
-                bundle=bundle,
-                stub=stub_provider,
-                blocker=django_db_blocker,
-                workdir=tmp_path_factory.mktemp("contract"),
-            )
-        finally:
-            server.stop()
-            with django_db_blocker.unblock():
-                dbwork.shutdown()
-                call_command("flush", "--noinput", verbosity=0)
-                clear_serving_state()
+            call_command("flush", "--noinput", verbosity=0)
 
 
 @pytest.fixture
