@@ -145,13 +145,14 @@ class CrowdBoard:
         if self.total:
             self.weights /= self.total
         self.seen: NDArray[np.bool_] = counts.battles_per_model() > 0
+        self.n, self.s = self.problem.pair_stats(self.weights)  # (P, 1)
         self._theta: dict[float, Floats] = {}
 
     def theta(self, l2: float) -> Floats:
         """The crowd-only fit (lam = 1): where every personal fit starts from."""
         if l2 not in self._theta:
             start = np.zeros((self.problem.d, 1))
-            self._theta[l2] = _solve(self.problem, self.weights[:, None], l2, start)[:, 0]
+            self._theta[l2] = _solve(self.problem, self.n, self.s, l2, start)[:, 0]
         return self._theta[l2]
 
     def categories(self, a: Ints, b: Ints, outcome: Ints) -> Ints:
@@ -163,23 +164,23 @@ class CrowdBoard:
         return np.searchsorted(self._keys, keys).astype(np.int64)
 
 
-def _solve(problem: BTProblem, weights: Floats, l2: float, theta: Floats) -> Floats:
-    """Maximise loglik - l2/2 |theta|^2 for every column of category weights (M, R) at once.
+def _solve(problem: BTProblem, n: Floats, s: Floats, l2: float, theta: Floats) -> Floats:
+    """Maximise loglik - l2/2 |theta|^2 for every column of pair statistics (P, R) at once.
 
     Damped Newton; the objective is strictly concave, so a full step is taken unless it lowers
     the objective (then halved until it does not).
     """
-    n, s = problem.pair_stats(weights)
     theta = theta.copy()
     eye = l2 * np.eye(problem.d)
 
     def objective(th: Floats, cols: Ints) -> Floats:
-        ll: Floats = problem.loglik(th, n[:, cols], s[:, cols])
+        # s log p + (n - s) log(1 - p) = s * logit - n * log(1 + e^logit)
+        lg = problem.logits(th)
+        ll: Floats = (s[:, cols] * lg - n[:, cols] * np.logaddexp(0.0, lg)).sum(axis=0)
         penalised: Floats = ll - 0.5 * l2 * (th * th).sum(axis=0)
         return penalised
 
-    every = np.arange(theta.shape[1])
-    f = objective(theta, every)
+    f = objective(theta, np.arange(theta.shape[1]))
     for _ in range(100):
         g = problem.gradient(theta, n, s) - l2 * theta
         active = np.flatnonzero(np.linalg.norm(g, axis=0) > _GTOL)
@@ -209,24 +210,34 @@ def _held_out(crowd: CrowdBoard, votes: UserVotes, folds: int) -> Floats:
     return out
 
 
+def _mix(crowd: CrowdBoard, user: Floats, lams: Floats) -> tuple[Floats, Floats]:
+    """Pair statistics (P, G, X) of lam * crowd + (1 - lam) * user, user = category weights (M, X)."""
+    un, us = crowd.problem.pair_stats(user)
+    lam = lams[None, :, None]
+    n = lam * crowd.n[:, :, None] + (1.0 - lam) * un[:, None, :]
+    s = lam * crowd.s[:, :, None] + (1.0 - lam) * us[:, None, :]
+    return n, s
+
+
 def _cv(
     crowd: CrowdBoard, held: Floats, lams: Floats, l2: float, theta: Floats
 ) -> tuple[Floats, Floats]:
     """Mean held-out log-loss for each of ``lams`` (G,), and the fits (D, G, F)."""
-    m, f_n = held.shape
+    f_n = held.shape[1]
     train = held.sum(axis=1, keepdims=True) - held
-    user = train / np.maximum(train.sum(axis=0), 1.0)  # (M, F)
-    lam = lams[None, :, None]
-    w = lam * crowd.weights[:, None, None] + (1.0 - lam) * user[:, None, :]  # (M, G, F)
-    th = _solve(crowd.problem, w.reshape(m, -1), l2, theta.reshape(crowd.problem.d, -1))
-    lg = crowd.problem.logits(th)[crowd.problem.cat_pair]  # (M, G*F)
-    y = crowd.problem.cat_y[:, None]
-    # log P(first wins) = -log(1 + e^-lg), written with logaddexp to stay finite.
-    logp = -(y * np.logaddexp(0.0, -lg) + (1.0 - y) * np.logaddexp(0.0, lg)).reshape(
-        m, len(lams), f_n
+    n, s = _mix(crowd, train / np.maximum(train.sum(axis=0), 1.0), lams)
+    p_n = n.shape[0]
+    d = crowd.problem.d
+    th = _solve(crowd.problem, n.reshape(p_n, -1), s.reshape(p_n, -1), l2, theta.reshape(d, -1))
+    rows = np.flatnonzero(held.sum(axis=1) > 0)  # only the cells the user's votes fall in
+    lg = crowd.problem.logits(th)[crowd.problem.cat_pair[rows]]  # (cells, G*F)
+    y = crowd.problem.cat_y[rows, None]
+    # -log P(observed) with a tie as half a win: y log(1 + e^-lg) + (1 - y) log(1 + e^lg)
+    lost = (y * np.logaddexp(0.0, -lg) + (1.0 - y) * np.logaddexp(0.0, lg)).reshape(
+        len(rows), len(lams), f_n
     )
-    lost = -(held[:, None, :] * logp).sum(axis=(0, 2))
-    return lost / max(held.sum(), 1.0), th.reshape(-1, len(lams), f_n)
+    total = (held[rows, None, :] * lost).sum(axis=(0, 2))
+    return total / max(held.sum(), 1.0), th.reshape(d, len(lams), f_n)
 
 
 def _choose(crowd: CrowdBoard, held: Floats, l2: float, steps: int) -> tuple[float, float]:
@@ -261,9 +272,9 @@ def _boards(
     user = np.zeros((len(crowd.weights), len(ends)))
     for c, end in enumerate(ends):
         np.add.at(user[:, c], cats[:end], 1.0)
-    w = lam * crowd.weights[:, None] + (1.0 - lam) * user / np.maximum(ends, 1)
+    n, s = _mix(crowd, user / np.maximum(ends, 1), np.array([lam]))
     start = np.repeat(crowd.theta(l2)[:, None], len(ends), axis=1)
-    theta = _solve(crowd.problem, w, l2, start)
+    theta = _solve(crowd.problem, n[:, 0, :], s[:, 0, :], l2, start)
     boards = []
     for c, end in enumerate(ends):
         per_model = np.bincount(votes.a[:end], minlength=k) + np.bincount(
