@@ -4,10 +4,12 @@
 // Personal Statistics webview (vote count, scores, Register). Writes a JSON report of every
 // HTTP call it saw (route, method, status, bodies) and of what the user saw.
 //
-//   node driver.js --config run.json --report report.json
+//   node driver.js --config run.json [--report report.json]
+//   node driver.js --server http://127.0.0.1:8000 [--trailing-slash] [--privacy Private] [--votes 20]
 //
-// run.json: {bundle, serverUrl, trailingSlash, privacy, machineId, workdir, marker, votes,
-//            modelTags, username, metadata, edits: ["left", "right", "reject"], single: true}
+// run.json: {bundle, serverUrl, trailingSlash, privacy, machineId, workdir, marker, repoUrl,
+//            votes, modelTags, username, metadata, edits: ["left", "right", "reject"], single}
+// Without --report the report goes to stdout (the extension's own console output goes to stderr).
 'use strict';
 
 const fs = require('fs');
@@ -19,8 +21,33 @@ const { Panel } = require('./panel');
 function args() {
   const out = {};
   const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i += 2) out[argv[i].replace(/^--/, '')] = argv[i + 1];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].replace(/^--/, '');
+    if (name === 'trailing-slash') out[name] = true;
+    else out[name] = argv[++i];
+  }
   return out;
+}
+
+// A run from command-line flags, for trying the extension against any server by hand.
+function configFromFlags(a) {
+  const marker = `MANUAL${Date.now()}`;
+  return {
+    bundle: path.join(__dirname, 'extension', 'dist', 'extension.js'),
+    serverUrl: a.server.replace(/\/+$/, ''),
+    trailingSlash: Boolean(a['trailing-slash']),
+    privacy: a.privacy || 'Research',
+    machineId: `manual-machine-${marker.toLowerCase()}`,
+    workdir: fs.mkdtempSync(path.join(require('os').tmpdir(), 'arena-driver-')),
+    marker,
+    repoUrl: `https://example.org/manual/REPO_${marker}.git`,
+    votes: Number(a.votes || 20),
+    single: true,
+    edits: ['left', 'right', 'reject'],
+    modelTags: a['model-tags'] ? a['model-tags'].split(',') : undefined,
+    username: a.username || `manual_${Date.now() % 100000}`,
+    metadata: { jobTitle: 'tester' },
+  };
 }
 
 function contributedDefaults(extensionDir) {
@@ -233,7 +260,7 @@ function inserted(before, after) {
 
 async function main() {
   const a = args();
-  const cfg = JSON.parse(fs.readFileSync(a.config, 'utf8'));
+  const cfg = a.config ? JSON.parse(fs.readFileSync(a.config, 'utf8')) : configFromFlags(a);
   process.env.HOME = path.join(cfg.workdir, 'home'); // the extension's cache lives in ~/.copilot-arena
   fs.mkdirSync(process.env.HOME, { recursive: true });
   const run = new Run(cfg);
@@ -259,7 +286,8 @@ async function main() {
   report.unhandled = run.host.unhandled;
   report.logs = run.host.logs;
   report.activations = run.host.activations;
-  fs.writeFileSync(a.report, JSON.stringify(report, null, 1));
+  if (a.report) fs.writeFileSync(a.report, JSON.stringify(report, null, 1));
+  else process.stdout.write(`${JSON.stringify(report, null, 1)}\n`);
   process.exit(0); // the extension's cache keeps a one-minute cleanup timer alive
 }
 

@@ -47,14 +47,15 @@ class Network {
       this.inflight += 1;
       try {
         const res = await real(url, init);
-        call.status = res.status;
         call.response = parse(await res.clone().text());
+        call.status = res.status;
         return res;
       } catch (e) {
         call.error = String(e);
         throw e;
       } finally {
         call.ms = Date.now() - started;
+        call.finished = true;
         this.inflight -= 1;
       }
     };
@@ -65,7 +66,8 @@ class Network {
     return this.calls.filter((c) => c.path.replace(/^\/+/, '/') === route && (!method || c.method === method));
   }
 
-  done(route, method) { return this.to(route, method).filter((c) => c.status !== null || c.error !== null); }
+  // Calls whose answer (body included) is in.
+  done(route, method) { return this.to(route, method).filter((c) => c.finished); }
 }
 
 async function waitFor(what, predicate, timeoutMs = 30000) {
