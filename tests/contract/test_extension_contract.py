@@ -245,9 +245,17 @@ def test_a_server_url_with_a_trailing_slash(runner):
     from ingest.models import Battle
 
     run = runner.get("Private", trailing_slash=True)
-    assert run.report["calls"] and all(c["path"].startswith("//") for c in run.report["calls"])
+    calls = run.report["calls"]
+    assert calls and all(c["path"].startswith("//") for c in calls)
+    registered = next(i for i, c in enumerate(calls) if c["path"] == "//users")
+    # Before registering, the panel's login finds no user: 401 is the answer it expects.
+    expected_401 = {
+        i for i, c in enumerate(calls[:registered]) if c["path"] == "//users/authenticate"
+    }
     refused = [
-        (c["path"], c["status"]) for c in run.report["calls"] if not 200 <= c["status"] < 300
+        (c["path"], c["status"])
+        for i, c in enumerate(calls)
+        if not 200 <= c["status"] < 300 and not (i in expected_401 and c["status"] == 401)
     ]
     assert refused == []
     assert Battle.objects.filter(user_hash=user_hash(run)).count() == 3
