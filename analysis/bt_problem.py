@@ -15,6 +15,13 @@ unordered for the plain model and (top, bottom) for the position-aware one -- an
 into *pairs* with ``n`` battles and ``s`` points for the first model (wins + ties / 2).
 Arrays are (items, rounds): parameters (D, R), pair statistics (P, R), categories (M, R).
 
+Weights (``counts.weight``) turn every category's battle count into its weight sum, rescaled
+so the weights add up to the number of battles (the scale of a weighted likelihood is
+arbitrary; this keeps the virtual ties below worth one battle). ``cat_count`` stays the
+integer count (the bootstrap redraws it) and ``cat_scale`` the mean weight per battle.
+Categories also have a canonical order (``canon``) that depends on model *names*, not on
+their positions in ``counts.models``, so seeded redraws do not depend on the model order.
+
 Models outside the Ford core (see ``comparison_graph``) each get one virtual tie against the
 average core model (a penalty row ``e_f - mean(core)``). The position-aware model gives
 ``gamma`` a virtual tie worth 1e-6 of the battles: it keeps gamma finite when the data say
@@ -84,6 +91,7 @@ class BTProblem:
         keep = fitted[counts.a] & fitted[counts.b]
         la, lb = local[counts.a[keep]], local[counts.b[keep]]
         o, c = counts.outcome[keep], counts.count[keep]
+        w_rows = counts.row_weight()[keep]
         if self.has_gamma:
             first, second = la, lb
             code = np.where(o == OUTCOME_A, 0, np.where(o == OUTCOME_TIE, 1, 2))
@@ -101,6 +109,14 @@ class BTProblem:
         self.row_category = np.full(len(counts.count), -1, dtype=np.int64)
         self.row_category[keep] = inverse
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
+        cat_weight = np.bincount(inverse, weights=w_rows, minlength=len(ucat))
+        w_total = float(cat_weight.sum())
+        self.weighted = counts.weight is not None
+        if self.weighted and w_total > 0:
+            cat_weight *= self.cat_count.sum() / w_total
+        self.weight_factor = self.cat_count.sum() / w_total if w_total > 0 else 1.0
+        self.cat_weight = cat_weight
+        self.cat_scale = cat_weight / np.maximum(self.cat_count, 1)
         self.cat_code = ucat % 3
         self.cat_y = _Y[self.cat_code]
         pair_key = ucat // 3  # sorted
@@ -114,6 +130,9 @@ class BTProblem:
         self.n_pairs = len(upair)
         self.n_categories = len(ucat)
         self.total = int(self.cat_count.sum())
+        self.canon = self._canonical_order(counts.models)
+        self.row_user = counts.user
+        self.row_weight = counts.row_weight() * (self.weight_factor if self.weighted else 1.0)
 
         p, m = self.n_pairs, self.n_categories
         indptr = np.append(self.pair_start, m)
@@ -144,6 +163,31 @@ class BTProblem:
         self.null = np.zeros(self.d)
         self.null[:k] = 1.0
         self._set_core(np.asarray(core, dtype=bool)[self.fitted])
+
+    def _canonical_order(self, names: tuple[str, ...]) -> np.ndarray:
+        """Category order by (name, name, outcome): the same for any order of the models."""
+        rank = np.argsort(np.argsort(np.array(names, dtype=object)))
+        if len(self.cat_code) == 0:
+            return np.zeros(0, dtype=np.int64)
+        r1 = rank[self.fitted[self.pi[self.cat_pair]]]
+        r2 = rank[self.fitted[self.pj[self.cat_pair]]]
+        code = self.cat_code
+        if not self.has_gamma:  # unordered pair: orient it by name
+            flip = r1 > r2
+            r1, r2 = np.where(flip, r2, r1), np.where(flip, r1, r2)
+            code = np.where(flip, 2 - code, code)
+        return np.lexsort((code, r2, r1))
+
+    def cluster_weights(self) -> np.ndarray | None:
+        """(users, categories) weight sums per user as a CSR matrix; None without users."""
+        if self.row_user is None:
+            return None
+        keep = self.row_category >= 0
+        n_users = int(self.row_user.max()) + 1 if len(self.row_user) else 0
+        return csr_matrix(
+            (self.row_weight[keep], (self.row_user[keep], self.row_category[keep])),
+            shape=(n_users, self.n_categories),
+        )
 
     def _set_core(self, core_local: np.ndarray) -> None:
         """Virtual-tie rows: one per model outside the core, plus a light one for gamma."""
@@ -177,7 +221,7 @@ class BTProblem:
         return np.asarray(self._sum_n @ x), np.asarray(self._sum_s @ x)
 
     def full_stats(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.pair_stats(self.cat_count)
+        return self.pair_stats(self.cat_weight)
 
     # ----------------------------------------------------------------- model terms
     def logits(self, theta: np.ndarray) -> np.ndarray:
@@ -229,7 +273,8 @@ class BTProblem:
     def meat(self, theta: np.ndarray) -> np.ndarray:
         """Sum over real battles of score outer products, centred (D, D), on all data."""
         p = expit(self.logits(theta[:, None]))[:, 0]
-        resid2 = self.cat_count * (self.cat_y - p[self.cat_pair]) ** 2
+        # per battle (w (y - p))^2; weights are taken as constant within a category
+        resid2 = self.cat_weight * self.cat_scale * (self.cat_y - p[self.cat_pair]) ** 2
         b2 = np.bincount(self.cat_pair, weights=resid2, minlength=self.n_pairs)
         meat = np.asarray(self._qt @ b2).reshape(self.d, self.d)
         n, s = self.full_stats()
@@ -237,6 +282,24 @@ class BTProblem:
         if self.total:
             meat -= np.outer(score, score) / self.total
         return meat
+
+    def cluster_meat(self, theta: np.ndarray) -> tuple[np.ndarray, int]:
+        """Sum over users of their summed score outer products, centred and scaled by
+        n / (n - 1) for n users with battles: the user-clustered meat (D, D), and n."""
+        x = self.cluster_weights()
+        if x is None:
+            raise ValueError("clustered intervals need counts with a user column")
+        p = expit(self.logits(theta[:, None]))[:, 0]
+        resid = self.cat_y - p[self.cat_pair]
+        design = self._at.T.tocsr()[self.cat_pair]  # (M, D): the design row of each category
+        scores = np.asarray((x @ (design.multiply(resid[:, None])).tocsr()).todense())
+        active = np.asarray(x.sum(axis=1)).ravel() > 0
+        g = scores[active]
+        n = int(active.sum())
+        if n < 2:
+            return np.zeros((self.d, self.d)), n
+        g = g - g.mean(axis=0)
+        return (g.T @ g) * (n / (n - 1.0)), n
 
     def augment(self, h: np.ndarray) -> np.ndarray:
         """Add ``c * null null^T`` so the shift direction is solvable (H is singular there)."""
