@@ -259,12 +259,13 @@ class BTProblem:
             g += self.pen.T @ (self.pen_w[:, None] * (0.5 - expit(self.pen @ theta)))
         return g
 
-    def hessian(self, theta: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """Negative Hessian of the log-likelihood, shape (R, D, D)."""
+    def hessian(self, theta: np.ndarray, n: np.ndarray, *, penalty: bool = True) -> np.ndarray:
+        """Negative Hessian of the log-likelihood, shape (R, D, D) (without the virtual ties
+        if ``penalty`` is False)."""
         p = expit(self.logits(theta))
         h = np.asarray(self._qt @ (n * p * (1.0 - p)))
         h = h.reshape(self.d, self.d, -1).transpose(2, 0, 1).copy()
-        if len(self.pen):
+        if penalty and len(self.pen):
             pp = expit(self.pen @ theta)
             v = self.pen_w[:, None] * pp * (1.0 - pp)
             h += np.einsum("fd,fr,fe->rde", self.pen, v, self.pen)
@@ -283,23 +284,19 @@ class BTProblem:
             meat -= np.outer(score, score) / self.total
         return meat
 
-    def cluster_meat(self, theta: np.ndarray) -> tuple[np.ndarray, int]:
-        """Sum over users of their summed score outer products, centred and scaled by
-        n / (n - 1) for n users with battles: the user-clustered meat (D, D), and n."""
+    def cluster_scores(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(users with battles, D) summed score of each user at ``theta``, and the users'
+        (users, categories) weight matrix (CSR), both restricted to users with battles."""
         x = self.cluster_weights()
         if x is None:
             raise ValueError("clustered intervals need counts with a user column")
+        active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
+        x = x[active]
         p = expit(self.logits(theta[:, None]))[:, 0]
         resid = self.cat_y - p[self.cat_pair]
         design = self._at.T.tocsr()[self.cat_pair]  # (M, D): the design row of each category
-        scores = np.asarray((x @ (design.multiply(resid[:, None])).tocsr()).todense())
-        active = np.asarray(x.sum(axis=1)).ravel() > 0
-        g = scores[active]
-        n = int(active.sum())
-        if n < 2:
-            return np.zeros((self.d, self.d)), n
-        g = g - g.mean(axis=0)
-        return (g.T @ g) * (n / (n - 1.0)), n
+        scores = np.asarray((x @ design.multiply(resid[:, None]).tocsr()).todense())
+        return scores, x
 
     def augment(self, h: np.ndarray) -> np.ndarray:
         """Add ``c * null null^T`` so the shift direction is solvable (H is singular there)."""

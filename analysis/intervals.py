@@ -27,8 +27,8 @@ shift direction that H cannot see is removed by the normalisation.
 
 User-clustered (``clustered=True``, counts with a ``user`` column): votes of one developer are
 not independent (one casts hundreds, with preferences of their own), so the unit of
-resampling is the user. The clustered sandwich's B sums each user's scores first, then takes
-outer products over users (times n / (n - 1)); the cluster bootstrap redraws n users with
+resampling is the user. The clustered sandwich is the leave-one-user-out (CR3) form of
+``clustered``; the cluster bootstrap redraws n users with
 replacement (one multinomial draw of n over the users) and each round's category weights are
 the drawn users' summed weights -- one sparse (categories x users) product per batch of
 rounds, so the cost is that of the iid bootstrap plus O(nonzero user-category cells).
@@ -53,6 +53,7 @@ from scipy.stats import norm
 
 from analysis.bradley_terry import SCALE, BTFit, normalise
 from analysis.bt_problem import BTProblem
+from analysis.clustered import cluster_covariance
 from analysis.core_check import CoreCheck
 from analysis.resample import MultinomialSampler
 from analysis.unbounded import apply_unbounded_bounds
@@ -97,12 +98,11 @@ def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> Int
         theta = fit.theta
         n, _ = prob.full_stats()
         h = prob.augment(prob.hessian(theta[:, None], n)[0])
-        hinv = np.linalg.inv(h)
         if clustered:
-            meat, clusters = prob.cluster_meat(theta)
+            cov, clusters = cluster_covariance(prob, theta, h)
         else:
-            meat = prob.meat(theta)
-        cov = hinv @ meat @ hinv
+            hinv = np.linalg.inv(h)
+            cov = hinv @ prob.meat(theta) @ hinv
         cov = 0.5 * (cov + cov.T)
         t = _normalisation_map(fit.round_normalisation()[0])
         cov_r = SCALE**2 * (t @ cov[: prob.k, : prob.k] @ t.T)
