@@ -29,7 +29,7 @@ import numpy as np
 from analysis.bt_problem import BTProblem
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 
-__all__ = ["UserArena", "population_truth", "simulate_user_arena"]
+__all__ = ["UserArena", "fit_pair_scores", "population_truth", "simulate_user_arena"]
 
 _C = np.log(10.0) / 400.0
 
@@ -125,7 +125,14 @@ def population_truth(
     diff = (r[iu] - r[ju])[:, None] + np.sqrt(2.0) * pref_sd * nodes[None, :]
     p_bar = (wts[None, :] / (1.0 + np.exp(-_C * diff))).sum(axis=1)
     w = np.ones(len(iu)) if pair_weights is None else np.asarray(pair_weights, dtype=float)
-    # a problem over all pairs (each pair present), solved at the averaged scores
+    return fit_pair_scores(p_bar, w, k)
+
+
+def fit_pair_scores(p_bar: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """Bradley-Terry ratings (mean 1000) whose pair probabilities best fit the expected scores
+    ``p_bar`` of the pairs i < j (``numpy.triu_indices`` order), pair weights ``w``."""
+    iu, ju = np.triu_indices(k, 1)
+    # a problem over all pairs (each pair present), solved at the given scores
     counts = GroupedCounts(
         models=tuple(str(i) for i in range(k)),
         a=np.concatenate([iu, iu]),
