@@ -118,7 +118,7 @@ def normalise(theta: np.ndarray, *, omega: np.ndarray, value: float) -> np.ndarr
     theta = np.asarray(theta, dtype=float)
     if theta.shape[0] == 0:
         return theta.copy()
-    return value + SCALE * (theta - np.tensordot(omega, theta, axes=(0, 0)))
+    return np.asarray(value + SCALE * (theta - np.tensordot(omega, theta, axes=(0, 0))))
 
 
 def resolve_anchor(

@@ -176,9 +176,9 @@ class BTProblem:
             flip = r1 > r2
             r1, r2 = np.where(flip, r2, r1), np.where(flip, r1, r2)
             code = np.where(flip, 2 - code, code)
-        return np.lexsort((code, r2, r1))
+        return np.asarray(np.lexsort((code, r2, r1)))
 
-    def cluster_weights(self) -> np.ndarray | None:
+    def cluster_weights(self) -> csr_matrix | None:
         """(users, categories) weight sums per user as a CSR matrix; None without users."""
         if self.row_user is None:
             return None
@@ -228,7 +228,7 @@ class BTProblem:
         lg = theta[self.pi] - theta[self.pj]
         if self.has_gamma:
             lg += theta[self.k]
-        return lg
+        return np.asarray(lg)
 
     def loglik(self, theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> np.ndarray:
         lg = self.logits(theta)
@@ -236,19 +236,19 @@ class BTProblem:
         if len(self.pen):
             lp = self.pen @ theta
             ll += (0.5 * self.pen_w[:, None] * (log_expit(lp) + log_expit(-lp))).sum(axis=0)
-        return ll
+        return np.asarray(ll)
 
     def prob_first(self, theta: np.ndarray) -> np.ndarray:
         """P(first model of each pair wins), (P, R); exp(theta) form when it cannot overflow."""
         if theta.size and np.abs(theta).max() > 300.0:
-            return expit(self.logits(theta))
+            return np.asarray(expit(self.logits(theta)))
         e = np.exp(theta[: self.k])
         ei = e[self.pi]
         if self.has_gamma:
             ei *= np.exp(theta[self.k])
         ej = e[self.pj]
         ej += ei
-        return np.divide(ei, ej, out=ei)
+        return np.asarray(np.divide(ei, ej, out=ei))
 
     def gradient(self, theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> np.ndarray:
         r = self.prob_first(theta)
@@ -284,7 +284,7 @@ class BTProblem:
             meat -= np.outer(score, score) / self.total
         return meat
 
-    def cluster_scores(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def cluster_scores(self, theta: np.ndarray) -> tuple[np.ndarray, csr_matrix]:
         """(users with battles, D) summed score of each user at ``theta``, and the users'
         (users, categories) weight matrix (CSR), both restricted to users with battles."""
         x = self.cluster_weights()
@@ -304,7 +304,7 @@ class BTProblem:
             return h
         scale = np.trace(h, axis1=-2, axis2=-1) / max(self.d, 1) + 1e-300
         out = h + (scale / self.k)[..., None, None] * np.outer(self.null, self.null)
-        return out
+        return np.asarray(out)
 
     # ----------------------------------------------------------------- solvers
     def newton(

@@ -192,11 +192,11 @@ class _Design:
         r, extra = self.row_scores(beta)
         score = self.x.T @ r
         score[self.k :] += extra.sum(axis=0)
-        return meat - np.outer(score, score) / max(self.count.sum(), 1.0)
+        return np.asarray(meat - np.outer(score, score) / max(self.count.sum(), 1.0))
 
     def augment(self, h: np.ndarray) -> np.ndarray:
         scale = np.trace(h) / max(self.d, 1) + 1e-300
-        return h + (scale / max(self.k, 1)) * np.outer(self.null, self.null)
+        return np.asarray(h + (scale / max(self.k, 1)) * np.outer(self.null, self.null))
 
 
 def _solve(
@@ -349,6 +349,7 @@ def cross_validated_loglik(
             ok = np.isfinite(fit.theta[sub.a]) & np.isfinite(fit.theta[sub.b]) & (n_test > 0)
             mu = fit.theta[sub.a[ok]] - fit.theta[sub.b[ok]] + sub.features[ok] @ fit.coef
             q = expit(mu) * expit(-mu)
+            assert sub.scatter is not None  # always set once constructed
             s_test = sub.scatter[ok] * (n_test[ok] / sub.count[ok])[:, None, None]
             quad = np.einsum("f,rfg,g->r", fit.coef, s_test, fit.coef)
             cell = n_test[ok] * (y[ok] * log_expit(mu) + (1 - y[ok]) * log_expit(-mu))

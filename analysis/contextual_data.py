@@ -216,7 +216,7 @@ def group_contextual(
 
 def _norm_diff(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
     s = top + bottom
-    return np.divide(top - bottom, s, out=np.zeros_like(s, dtype=float), where=s > 0)
+    return np.asarray(np.divide(top - bottom, s, out=np.zeros_like(s, dtype=float), where=s > 0))
 
 
 def style_features(

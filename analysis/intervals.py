@@ -129,7 +129,7 @@ def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> Int
 
 def _normalisation_map(omega: np.ndarray) -> np.ndarray:
     """Matrix T with rating - value = SCALE * T @ theta (``omega``-weighted mean fixed)."""
-    return np.eye(len(omega)) - omega[None, :]
+    return np.asarray(np.eye(len(omega)) - omega[None, :])
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -225,14 +225,16 @@ def _battle_source(prob: BTProblem) -> Source:
     def draw(_start: int, rc: int, rng: np.random.Generator) -> np.ndarray:
         x = np.empty((prob.n_categories, rc))
         x[prob.canon] = sampler.draw(rc, rng).T
-        return x * prob.cat_scale[:, None]
+        return np.asarray(x * prob.cat_scale[:, None])
 
     return draw, may_vanish
 
 
 def _row_source(prob: BTProblem, draws: np.ndarray) -> Source:
     def draw(start: int, rc: int, _rng: np.random.Generator) -> np.ndarray:
-        return _rows_to_categories(prob, draws[start : start + rc]) * prob.cat_scale[:, None]
+        return np.asarray(
+            _rows_to_categories(prob, draws[start : start + rc]) * prob.cat_scale[:, None]
+        )
 
     return draw, np.ones(prob.n_categories, dtype=bool)
 

@@ -230,9 +230,9 @@ def compute_leaderboard(
     top = None
     if position_bias and fit.top_slot_log_odds is not None and iv.top_slot is not None:
         lo, hi, med = iv.top_slot
-        top = TopSlotEstimate(
-            p=float(fit.top_slot_p), lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds
-        )
+        p = fit.top_slot_p
+        assert p is not None
+        top = TopSlotEstimate(p=p, lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds)
     diagnostics: dict[str, Any] = {
         "fit_iterations": fit.iterations,
         "fit_gradient_norm": fit.gradient_norm,

@@ -73,7 +73,7 @@ class _Refit:
         prob = self.prob
         n, s = prob.pair_stats((prob.cat_count - removed) * prob.cat_scale)
         res = prob.newton(self.fit.theta[:, None].copy(), n, s, gtol=1e-10)
-        return float(res.theta[li, 0] - res.theta[lj, 0]) * SCALE
+        return float((res.theta[li, 0] - res.theta[lj, 0]) * SCALE)
 
 
 def _removal(order: np.ndarray, counts: np.ndarray, m: int, size: int) -> np.ndarray:

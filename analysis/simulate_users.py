@@ -150,4 +150,4 @@ def fit_pair_scores(p_bar: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
     n[:, 0] = w[order] * 1e6
     s[:, 0] = w[order] * 1e6 * p_bar[order]
     theta = prob.newton(np.zeros((k, 1)), n, s, gtol=1e-13, max_iter=200).theta[:, 0]
-    return 1000.0 + (theta - theta.mean()) / _C
+    return np.asarray(1000.0 + (theta - theta.mean()) / _C)

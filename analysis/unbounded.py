@@ -56,7 +56,9 @@ def profile_bound(fit: BTFit, model: int, *, side: str, level: float = 0.95) -> 
 
     def loglik(t: np.ndarray) -> np.ndarray:
         lg = rest[:, None] + sign[:, None] * t[None, :]
-        return (sm[:, None] * log_expit(lg) + (nm - sm)[:, None] * log_expit(-lg)).sum(axis=0)
+        return np.asarray(
+            (sm[:, None] * log_expit(lg) + (nm - sm)[:, None] * log_expit(-lg)).sum(axis=0)
+        )
 
     # concave in t: bracket the maximum on a grid, then golden-section search
     grid = theta[local] + np.linspace(-_FAR, _FAR, 241)
