@@ -129,7 +129,8 @@ class _Design:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         mu = self.x @ beta
         sig = expit(mu)
-        sb = self.s @ beta[self.k :]  # (R, F): S beta per cell
+        r, f = self.s.shape[0], self.d - self.k
+        sb = (self.s.reshape(r * f, f) @ beta[self.k :]).reshape(r, f)  # S beta per cell
         return mu, sig, sig * (1.0 - sig), sb, sb @ beta[self.k :]
 
     def objective(self, beta: np.ndarray, ridge: float) -> float:

@@ -104,9 +104,12 @@ def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> Int
             hinv = np.linalg.inv(h)
             cov = hinv @ prob.meat(theta) @ hinv
         cov = 0.5 * (cov + cov.T)
-        t = _normalisation_map(fit.round_normalisation()[0])
-        cov_r = SCALE**2 * (t @ cov[: prob.k, : prob.k] @ t.T)
-        se = np.sqrt(np.maximum(np.diag(cov_r), 0.0))
+        # Var(theta_i - omega . theta) = C_ii - 2 (C omega)_i + omega C omega: O(K^2)
+        omega = fit.round_normalisation()[0]
+        c = cov[: prob.k, : prob.k]
+        c_omega = c @ omega
+        var = np.diag(c) - 2.0 * c_omega + omega @ c_omega
+        se = SCALE * np.sqrt(np.maximum(var, 0.0))
         r = fit.rating[prob.fitted]
         lower[prob.fitted], upper[prob.fitted], sd[prob.fitted] = r - z * se, r + z * se, se
         if prob.has_gamma:
@@ -125,11 +128,6 @@ def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> Int
         clustered=clustered,
         clusters=clusters,
     )
-
-
-def _normalisation_map(omega: np.ndarray) -> np.ndarray:
-    """Matrix T with rating - value = SCALE * T @ theta (``omega``-weighted mean fixed)."""
-    return np.asarray(np.eye(len(omega)) - omega[None, :])
 
 
 # --------------------------------------------------------------------------- bootstrap
