@@ -27,7 +27,8 @@ between two equal models.
 Weighted counts (``counts.weight``, see ``weights``) give the weighted maximum-likelihood fit.
 
 Solver: damped Newton on the exact Hessian, to a gradient norm (of the mean log-likelihood per
-battle, natural log-odds units, Euclidean) below ``gtol`` = 1e-8; typically 4-6 iterations.
+battle, natural log-odds units, Euclidean) below ``gtol`` = 1e-8; 3-5 iterations on simulated
+arenas of 8-100 models and 3,000-1,000,000 battles (plain and position-aware).
 
 Edge cases (see ``comparison_graph`` and ``docs/ratings.md``): only the main connected part is
 rated; models whose MLE is infinite (outside the strongly connected core) get one virtual tie

@@ -39,6 +39,7 @@ from analysis.bradley_terry import SCALE, resolve_anchor, resolve_reference
 from analysis.comparison_graph import STATUS_OK, analyse_graph
 from analysis.contextual_data import ContextCounts
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
+from analysis.ranks import rank_ub
 
 __all__ = ["ContextualFit", "cross_validated_loglik", "fit_contextual", "select_features"]
 
@@ -69,6 +70,34 @@ class ContextualFit:
     gradient_norm: float
     scale_label: str
     reference: tuple[str, ...]
+
+    @property
+    def rank(self) -> np.ndarray:
+        """Rank (UB) of the controlled board (0 = no rank), see ``ranks``."""
+        return rank_ub(self.lower, self.upper)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only (NaN and infinite bounds -> None)."""
+
+        def num(v: float) -> float | None:
+            return float(v) if np.isfinite(v) else None
+
+        return {
+            "models": list(self.models),
+            "rating": [num(v) for v in self.rating],
+            "ci_lower": [num(v) for v in self.lower],
+            "ci_upper": [num(v) for v in self.upper],
+            "rating_sd": [num(v) for v in self.sd],
+            "rank": [int(r) or None for r in self.rank],
+            "status": list(self.status),
+            "coefficients": self.coefficients(),
+            "ridge": self.ridge,
+            "clustered": self.clustered,
+            "clusters": self.clusters,
+            "converged": self.converged,
+            "scale_label": self.scale_label,
+            "reference": list(self.reference),
+        }
 
     def coefficients(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per covariate: log-odds and rating points, with the interval."""

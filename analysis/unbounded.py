@@ -22,6 +22,8 @@ Rank (UB) needs both bounds finite, so such a model has no rank, while its finit
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from scipy.special import log_expit
 
@@ -37,7 +39,9 @@ __all__ = ["apply_unbounded_bounds", "profile_bound"]
 _FAR = 60.0  # log-odds: beyond this the likelihood of a side is flat to machine precision
 
 
-def profile_bound(fit: BTFit, model: int, *, side: str, level: float = 0.95) -> float:
+def profile_bound(
+    fit: BTFit, model: int, *, side: Literal["lower", "upper"], level: float = 0.95
+) -> float:
     """The finite one-sided bound (rating points) of one model on its bounded side.
 
     ``side="lower"`` for an ``unbounded_high`` model, ``"upper"`` for ``unbounded_low``.

@@ -2,6 +2,8 @@
 regression, recovery of known covariate effects within their intervals, ridge, and feature
 selection by held-out likelihood."""
 
+import json
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -98,6 +100,8 @@ def test_uncontrolled_ratings_absorb_length_and_speed(arena):
     assert controlled_err < 5.0 < np.max(np.abs(plain.rating - arena.truth))
     c = {d["feature"]: d for d in fit.coefficients()}
     assert abs(c["length"]["points"] - SCALE * c["length"]["log_odds"]) < 1e-9
+    d = json.loads(json.dumps(fit.to_dict(), allow_nan=False))
+    assert d["rank"][int(np.argmax(fit.rating))] == 1 and len(d["coefficients"]) == len(BASE)
 
 
 def test_ridge_shrinks_the_coefficients(arena):
