@@ -36,6 +36,7 @@ from analysis.matrices import (
     win_fraction_matrix,
 )
 from analysis.ranks import rank_ub
+from analysis.robustness import RankFlip, rank_robustness
 
 __all__ = ["Leaderboard", "TopSlotEstimate", "compute_leaderboard"]
 
@@ -96,6 +97,7 @@ class Leaderboard:
     clustered: bool = False  # intervals with users as the independent units
     clusters: int = 0  # users with battles (clustered intervals only)
     weighted: bool = False  # weighted likelihood (counts with a weight column)
+    robustness: tuple[RankFlip, ...] = ()  # votes that hold each neighbour pair, best first
 
     def table(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per model, rated models first by rating, then the rest by name."""
@@ -154,6 +156,7 @@ class Leaderboard:
             "clustered": bool(self.clustered),
             "clusters": int(self.clusters),
             "weighted": bool(self.weighted),
+            "robustness": [r.to_dict() for r in self.robustness],
             "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
         }
 
@@ -190,6 +193,7 @@ def compute_leaderboard(
     gtol: float = 1e-8,
     shown: Sequence[str] | np.ndarray | None = None,
     clustered: bool | None = None,
+    robustness_pairs: int | None = 0,
 ) -> Leaderboard:
     """Fit, intervals, ranks and matrices for ``counts``.
 
@@ -202,6 +206,8 @@ def compute_leaderboard(
     ``rounds``/``seed`` apply to the bootstrap only. ``shown``: the models the board shows
     (keys or a bool mask; default all), whose core members hold the mean. ``clustered``:
     user-clustered intervals; None = whenever ``counts`` has a user column.
+    ``robustness_pairs``: how many neighbour pairs from the top get the votes that hold them
+    (``robustness``; 1 = "#1 vs #2", None = all, 0 = none).
     """
     if method not in ("bootstrap", "sandwich"):
         raise ValueError("method must be 'bootstrap' or 'sandwich'")
@@ -271,4 +277,7 @@ def compute_leaderboard(
         clustered=iv.clustered,
         clusters=iv.clusters,
         weighted=counts.weight is not None,
+        robustness=tuple(rank_robustness(fit, shown=shown, max_pairs=robustness_pairs))
+        if robustness_pairs != 0
+        else (),
     )

@@ -85,3 +85,14 @@ def test_shown_models_and_max_pairs():
     assert [(f.upper, f.lower) for f in two] == [("model-000", "model-002")]
     assert two[0].to_dict()["upper"] == "model-000"
     assert rank_robustness(fit, shown=["model-001"]) == []
+
+
+def test_the_leaderboard_carries_the_robustness_numbers():
+    from analysis.leaderboard import compute_leaderboard
+
+    g = simulate_battles(np.array([1100.0, 1050.0, 1000.0, 950.0]), 4000, seed=6).grouped()
+    lb = compute_leaderboard(g, method="sandwich", robustness_pairs=1)
+    assert len(lb.robustness) == 1
+    assert lb.robustness == tuple(rank_robustness(fit_bt(g), max_pairs=1))
+    assert lb.to_dict()["robustness"][0]["votes"] == lb.robustness[0].votes
+    assert compute_leaderboard(g, method="sandwich").robustness == ()
