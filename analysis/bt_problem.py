@@ -159,6 +159,10 @@ class BTProblem:
             (np.concatenate(hv), (np.concatenate(hr), np.concatenate(hc))),
             shape=(self.d * self.d, p),
         ).tocsr()
+        # the same map for one vector at a time, as a bincount (faster than the sparse product)
+        self._h_flat = np.concatenate(hr)
+        self._h_val = np.concatenate(hv)
+        self._h_pair = np.concatenate(hc)
 
         self.null = np.zeros(self.d)
         self.null[:k] = 1.0
@@ -273,16 +277,28 @@ class BTProblem:
 
     def meat(self, theta: np.ndarray) -> np.ndarray:
         """Sum over real battles of score outer products, centred (D, D), on all data."""
+        return self.information_and_meat(theta)[1]
+
+    def information_and_meat(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Negative Hessian (with the virtual ties) and the centred meat, on all data, from one
+        sparse product (the sandwich needs both)."""
         p = expit(self.logits(theta[:, None]))[:, 0]
+        n, s = self.full_stats()
         # per battle (w (y - p))^2; weights are taken as constant within a category
         resid2 = self.cat_weight * self.cat_scale * (self.cat_y - p[self.cat_pair]) ** 2
         b2 = np.bincount(self.cat_pair, weights=resid2, minlength=self.n_pairs)
-        meat = np.asarray(self._qt @ b2).reshape(self.d, self.d)
-        n, s = self.full_stats()
+        dd = self.d * self.d
+        curv = (n[:, 0] * p * (1.0 - p))[self._h_pair] * self._h_val
+        h: np.ndarray = np.bincount(self._h_flat, curv, dd).astype(float).reshape(self.d, self.d)
+        b2v = b2[self._h_pair] * self._h_val
+        meat: np.ndarray = np.bincount(self._h_flat, b2v, dd).astype(float).reshape(self.d, self.d)
+        if len(self.pen):
+            pp = expit(self.pen @ theta)
+            h = h + (self.pen.T * (self.pen_w * pp * (1.0 - pp))) @ self.pen
         score = np.asarray(self._at @ (s[:, 0] - n[:, 0] * p))
         if self.total:
-            meat -= np.outer(score, score) / self.total
-        return meat
+            meat = meat - np.outer(score, score) / self.total
+        return h, meat
 
     def cluster_scores(self, theta: np.ndarray) -> tuple[np.ndarray, csr_matrix]:
         """(users with battles, D) summed score of each user at ``theta``, and the users'

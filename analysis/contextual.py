@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix, hstack
-from scipy.special import expit, log_expit
-from scipy.stats import norm
+from scipy.special import expit, log_expit, ndtri
 
 from analysis.bradley_terry import SCALE, resolve_anchor, resolve_reference
 from analysis.comparison_graph import STATUS_OK, analyse_graph
@@ -309,7 +308,7 @@ def fit_contextual(
     if anchor_local is not None:
         omega = np.eye(k)[anchor_local]
     t_map = np.eye(k) - omega[None, :]
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf costs 0.1 ms)
     n_all = cc.n_models
     rating, sd, theta = (np.full(n_all, np.nan) for _ in range(3))
     lower, upper = np.full(n_all, np.nan), np.full(n_all, np.nan)

@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.sparse import csr_matrix
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from analysis.bradley_terry import SCALE, BTFit, normalise
 from analysis.bt_problem import BTProblem
@@ -84,7 +84,7 @@ class IntervalResult:
 def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> IntervalResult:
     """Closed-form (robust, "sandwich") intervals around ``fit.rating``; by user if
     ``clustered`` (the counts need a user column)."""
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf costs 0.1 ms)
     prob = fit.problem
     k_all = len(fit.models)
     lower = np.full(k_all, np.nan)
@@ -96,24 +96,30 @@ def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> Int
         raise ValueError("clustered intervals need counts with a user column")
     if prob.k > 0:
         theta = fit.theta
-        n, _ = prob.full_stats()
-        h = prob.augment(prob.hessian(theta[:, None], n)[0])
+        h, meat = prob.information_and_meat(theta)
+        h = prob.augment(h)
         if clustered:
             cov, clusters = cluster_covariance(prob, theta, h)
         else:
-            hinv = np.linalg.inv(h)
-            cov = hinv @ prob.meat(theta) @ hinv
-        cov = 0.5 * (cov + cov.T)
-        # Var(theta_i - omega . theta) = C_ii - 2 (C omega)_i + omega C omega: O(K^2)
+            cov = None
         omega = fit.round_normalisation()[0]
-        c = cov[: prob.k, : prob.k]
-        c_omega = c @ omega
-        var = np.diag(c) - 2.0 * c_omega + omega @ c_omega
+        if cov is None:
+            # iid: only Var(theta_i - omega . theta) = v_i^T H^-1 B H^-1 v_i is needed, with
+            # W = H^-1 (I - omega 1^T)^T: one SPD inverse and one product
+            hinv = _spd_inverse(h)
+            w = hinv[:, : prob.k] - (hinv[:, : prob.k] @ omega)[:, None]
+            var = np.einsum("ij,ij->j", meat @ w, w)
+            g_var = float(hinv[-1] @ meat @ hinv[-1]) if prob.has_gamma else 0.0
+        else:
+            c = 0.5 * (cov + cov.T)[: prob.k, : prob.k]
+            c_omega = c @ omega
+            var = np.diag(c) - 2.0 * c_omega + omega @ c_omega
+            g_var = float(cov[-1, -1]) if prob.has_gamma else 0.0
         se = SCALE * np.sqrt(np.maximum(var, 0.0))
         r = fit.rating[prob.fitted]
         lower[prob.fitted], upper[prob.fitted], sd[prob.fitted] = r - z * se, r + z * se, se
         if prob.has_gamma:
-            g, g_se = theta[prob.k], float(np.sqrt(max(cov[prob.k, prob.k], 0.0)))
+            g, g_se = theta[prob.k], float(np.sqrt(max(g_var, 0.0)))
             top = (float(expit(g - z * g_se)), float(expit(g + z * g_se)), float(expit(g)))
     lower, upper = apply_unbounded_bounds(fit, lower, upper, level=level)
     return IntervalResult(
@@ -128,6 +134,16 @@ def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> Int
         clustered=clustered,
         clusters=clusters,
     )
+
+
+def _spd_inverse(h: np.ndarray) -> np.ndarray:
+    """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf/potri)."""
+    c, info = dpotrf(h, lower=False)
+    if info == 0:
+        inv, info = dpotri(c, lower=False)
+        if info == 0:
+            return np.asarray(np.triu(inv) + np.triu(inv, 1).T)
+    return np.asarray(np.linalg.inv(h))
 
 
 # --------------------------------------------------------------------------- bootstrap

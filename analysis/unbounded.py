@@ -92,6 +92,8 @@ def apply_unbounded_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Copies of ``lower``/``upper`` with the bounds of unbounded models replaced."""
     lower, upper = np.array(lower, dtype=float), np.array(upper, dtype=float)
+    if fit.structure.ford_condition or not fit.structure.main.any():
+        return lower, upper  # nothing is unbounded
     for i, status in enumerate(fit.status):
         if status == STATUS_UNBOUNDED_HIGH:
             lower[i] = profile_bound(fit, i, side="lower", level=level)
