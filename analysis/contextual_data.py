@@ -74,9 +74,9 @@ class ContextCounts:
         c = np.asarray(self.count, dtype=np.int64).ravel()
         f = len(self.feature_names)
         x = np.asarray(self.features, dtype=float).reshape(len(c), f)
-        sc = np.zeros((len(c), f, f)) if self.scatter is None else np.asarray(self.scatter, float)
+        sc = None if self.scatter is None else np.asarray(self.scatter, float)
         k = len(self.models)
-        if not (len(a) == len(b) == len(o) == len(c) == len(sc)):
+        if not (len(a) == len(b) == len(o) == len(c) == (len(c) if sc is None else len(sc))):
             raise ValueError("a, b, outcome, count and scatter must have the same length")
         if len(a) and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= k or np.any(a == b)):
             raise ValueError("model indices out of range or a model against itself")
@@ -106,7 +106,10 @@ class ContextCounts:
         sum_xx = np.zeros((m, f, f))
         for i in range(f):
             for j in range(i, f):
-                sum_xx[:, i, j] = np.bincount(inv, sc[:, i, j] + c * x[:, i] * x[:, j], m)
+                within = (
+                    c * x[:, i] * x[:, j] if sc is None else sc[:, i, j] + c * x[:, i] * x[:, j]
+                )
+                sum_xx[:, i, j] = np.bincount(inv, within, m)
                 sum_xx[:, j, i] = sum_xx[:, i, j]
         keep = n > 0
         n, sum_x, sum_xx, uniq = n[keep], sum_x[keep], sum_xx[keep], uniq[keep]

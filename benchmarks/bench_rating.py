@@ -321,6 +321,8 @@ def issue16(args) -> dict:
     for name, step in steps:
         if args.skip_arena_rank and name.startswith("arena_rank"):
             continue
+        if args.steps and name not in args.steps:
+            continue
         t0 = time.perf_counter()
         out[name] = step()
         print(f"  {name}: {time.perf_counter() - t0:.1f}s", flush=True)
@@ -404,6 +406,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--users", type=int, default=10_000, help="users in the clustered run")
     p.add_argument("--sims", type=int, default=500, help="simulated arenas for coverage")
     p.add_argument("--skip-arena-rank", action="store_true")
+    p.add_argument(
+        "--steps", type=lambda v: [x for x in v.split(",") if x], default=[],
+        help="only these issue-16 steps (e.g. arena_rank,clustered)",
+    )  # fmt: skip
     p.add_argument("--only-issue16", action="store_true", help="skip the (a)-(b) runs")
     p.add_argument("--json", type=Path, default=None, help="also write the results here")
     p.add_argument(
