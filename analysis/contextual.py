@@ -135,6 +135,7 @@ class _Design:
         rows = np.r_[np.arange(r), np.arange(r)]
         rating_part = csr_matrix((np.r_[np.ones(r), -np.ones(r)], (rows, np.r_[la, lb])), (r, k))
         self.x = hstack([rating_part, csr_matrix(cc.features[keep])], format="csr")
+        self.la, self.lb, self.xf = la, lb, cc.features[keep]
         out = cc.outcome[keep]
         self.y = np.select([out == OUTCOME_A, out == OUTCOME_B], [1.0, 0.0], 0.5)
         self.count = cc.count[keep].astype(float)
@@ -155,10 +156,11 @@ class _Design:
     def _terms(
         self, beta: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        mu = self.x @ beta
+        k = self.k
+        mu = beta[self.la] - beta[self.lb] + self.xf @ beta[k:]
         sig = expit(mu)
-        r, f = self.s.shape[0], self.d - self.k
-        sb = (self.s.reshape(r * f, f) @ beta[self.k :]).reshape(r, f)  # S beta per cell
+        r, f = self.s.shape[0], self.d - k
+        sb = (self.s.reshape(r * f, f) @ beta[k:]).reshape(r, f)  # S beta per cell
         return mu, sig, sig * (1.0 - sig), sb, sb @ beta[self.k :]
 
     def objective(self, beta: np.ndarray, ridge: float) -> float:
@@ -192,18 +194,13 @@ class _Design:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and negative Hessian; over ``rows`` only (no penalties) if given."""
         r, extra, curv, cross, mwq, sb = self.cell_terms(beta) if terms is None else terms
-        x, s = self.x, self.s
+        la, lb, xf, s = self.la, self.lb, self.xf, self.s
         if rows is not None:
-            x, s, r, extra = x[rows], s[rows], r[rows], extra[rows]
+            la, lb, xf, s, r, extra = la[rows], lb[rows], xf[rows], s[rows], r[rows], extra[rows]
             curv, cross, mwq, sb = curv[rows], cross[rows], mwq[rows], sb[rows]
         k = self.k
-        g = x.T @ r
-        g[k:] += extra.sum(axis=0)
-        h = (x.T @ x.multiply(curv[:, None])).toarray()
-        m = np.asarray(x.T @ (cross[:, None] * sb))  # (D, F)
-        h[:, k:] += m
-        h[k:, :] += m.T
-        h[k:, k:] += np.tensordot(mwq, s, axes=(0, 0))
+        g = np.concatenate([_diff_sum(la, lb, r, k), xf.T @ r + extra.sum(axis=0)])
+        h = self._quadratic(la, lb, xf, curv, cross, sb, mwq, s)
         if rows is None:
             pp = expit(self.pen @ beta)
             g += self.pen.T @ (0.5 - pp)
@@ -212,20 +209,58 @@ class _Design:
             h[k:, k:] += ridge * np.eye(self.d - k)
         return g, h
 
+    def _quadratic(
+        self,
+        la: np.ndarray,
+        lb: np.ndarray,
+        xf: np.ndarray,
+        curv: np.ndarray,
+        cross: np.ndarray,
+        sb: np.ndarray,
+        mwq: np.ndarray,
+        s: np.ndarray,
+    ) -> np.ndarray:
+        """sum curv x x^T + (x v^T + v x^T) cross + mwq S over cells (x the design row, v the
+        covariate part S beta), assembled with bincounts instead of a sparse product."""
+        k, d = self.k, self.d
+        h = np.zeros((d, d))
+        block = (
+            np.bincount(la * k + la, curv, k * k)
+            + np.bincount(lb * k + lb, curv, k * k)
+            - np.bincount(la * k + lb, curv, k * k)
+            - np.bincount(lb * k + la, curv, k * k)
+        )
+        h[:k, :k] = block.reshape(k, k)
+        t = curv[:, None] * xf + cross[:, None] * sb
+        for j in range(d - k):
+            h[:k, k + j] = _diff_sum(la, lb, t[:, j], k)
+        h[k:, :k] = h[:k, k:].T
+        m = (xf * cross[:, None]).T @ sb
+        h[k:, k:] = (xf * curv[:, None]).T @ xf + m + m.T + np.tensordot(mwq, s, axes=(0, 0))
+        return h
+
     def iid_meat(self, beta: np.ndarray) -> np.ndarray:
         """Sum over battles of score outer products (cell covariates spread included)."""
         _, sig, _, _, _ = self._terms(beta)
         v = self.mean_w**2 * (self.y - sig) ** 2
-        meat = (self.x.T @ self.x.multiply((v * self.count)[:, None])).toarray()
-        meat[self.k :, self.k :] += np.tensordot(v, self.s, axes=(0, 0))
+        zero = np.zeros_like(self.xf)
+        meat = self._quadratic(
+            self.la, self.lb, self.xf, v * self.count, np.zeros(len(v)), zero, v, self.s
+        )
         r, extra = self.row_scores(beta)
-        score = self.x.T @ r
-        score[self.k :] += extra.sum(axis=0)
+        score = np.concatenate(
+            [_diff_sum(self.la, self.lb, r, self.k), self.xf.T @ r + extra.sum(axis=0)]
+        )
         return np.asarray(meat - np.outer(score, score) / max(self.count.sum(), 1.0))
 
     def augment(self, h: np.ndarray) -> np.ndarray:
         scale = np.trace(h) / max(self.d, 1) + 1e-300
         return np.asarray(h + (scale / max(self.k, 1)) * np.outer(self.null, self.null))
+
+
+def _diff_sum(la: np.ndarray, lb: np.ndarray, v: np.ndarray, k: int) -> np.ndarray:
+    """sum over cells of v (e_a - e_b): the rating part of X^T v."""
+    return np.asarray(np.bincount(la, v, k) - np.bincount(lb, v, k))
 
 
 def _solve(
