@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from analysis.bradley_terry import SCALE, fit_bt
+from analysis.clustered import cluster_covariance
 from analysis.grouping import GroupedCounts, from_user_count_rows
 from analysis.intervals import bootstrap, sandwich
 from analysis.leaderboard import compute_leaderboard
@@ -21,8 +22,6 @@ def test_one_step_leave_one_user_out_matches_exact_refits():
     prob = fit.problem
     n, _ = prob.full_stats()
     h = prob.augment(prob.hessian(fit.theta[:, None], n)[0])
-    from analysis.clustered import cluster_covariance
-
     cov, users = cluster_covariance(prob, fit.theta, h)
     assert users == 25
     # exact jackknife: refit without each user, same normalisation (mean of all five)

@@ -8,6 +8,7 @@ import pytest
 
 from analysis.bradley_terry import fit_bt
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts, from_count_rows
+from analysis.leaderboard import compute_leaderboard
 from analysis.robustness import rank_robustness
 from analysis.simulate import simulate_battles
 
@@ -88,8 +89,6 @@ def test_shown_models_and_max_pairs():
 
 
 def test_the_leaderboard_carries_the_robustness_numbers():
-    from analysis.leaderboard import compute_leaderboard
-
     g = simulate_battles(np.array([1100.0, 1050.0, 1000.0, 950.0]), 4000, seed=6).grouped()
     lb = compute_leaderboard(g, method="sandwich", robustness_pairs=1)
     assert len(lb.robustness) == 1
