@@ -21,7 +21,7 @@ Intervals: sandwich, iid or user-clustered (leave-one-user-out for the heaviest 
 also gives them in points). Held-out likelihood (``cross_validated_loglik``: each row's
 battles split into folds at random, fit on the others, mean log-likelihood per held-out
 battle) decides which covariates, e.g. context interactions, earn their place
-(``select_features``).
+(``contextual_selection``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from analysis.contextual_data import ContextCounts
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
 from analysis.ranks import rank_ub
 
-__all__ = ["ContextualFit", "cross_validated_loglik", "fit_contextual", "select_features"]
+__all__ = ["ContextualFit", "fit_contextual"]
 
 _EXACT_USERS = 256  # heaviest users whose own information is removed exactly (CR3)
 
@@ -387,50 +387,3 @@ def fit_contextual(
         scale_label=label,
         reference=tuple(m for m, r in zip(cc.models, reference, strict=True) if r),
     )
-
-
-def cross_validated_loglik(
-    cc: ContextCounts,
-    feature_sets: Sequence[Sequence[str]],
-    *,
-    folds: int = 5,
-    seed: int = 0,
-    ridge: float = 1.0,
-) -> dict[tuple[str, ...], float]:
-    """Mean held-out log-likelihood per battle for each feature set (same folds for all)."""
-    if folds < 2:
-        raise ValueError("folds must be at least 2")
-    split = np.random.default_rng(seed).multinomial(cc.count, np.full(folds, 1.0 / folds))
-    out: dict[tuple[str, ...], float] = {}
-    for names in feature_sets:
-        sub = cc.select(names)
-        y = np.select([sub.outcome == OUTCOME_A, sub.outcome == OUTCOME_B], [1.0, 0.0], 0.5)
-        total, ll = 0.0, 0.0
-        for fold in range(folds):
-            train = sub.with_counts(sub.count - split[:, fold])
-            fit = fit_contextual(train, ridge=ridge, clustered=False)
-            n_test = split[:, fold].astype(float)
-            ok = np.isfinite(fit.theta[sub.a]) & np.isfinite(fit.theta[sub.b]) & (n_test > 0)
-            mu = fit.theta[sub.a[ok]] - fit.theta[sub.b[ok]] + sub.features[ok] @ fit.coef
-            q = expit(mu) * expit(-mu)
-            assert sub.scatter is not None  # always set once constructed
-            s_test = sub.scatter[ok] * (n_test[ok] / sub.count[ok])[:, None, None]
-            quad = np.einsum("f,rfg,g->r", fit.coef, s_test, fit.coef)
-            cell = n_test[ok] * (y[ok] * log_expit(mu) + (1 - y[ok]) * log_expit(-mu))
-            ll += float((cell - 0.5 * q * quad).sum())
-            total += float(n_test[ok].sum())
-        out[tuple(names)] = ll / max(total, 1.0)
-    return out
-
-
-def select_features(
-    cc: ContextCounts,
-    candidates: Sequence[Sequence[str]],
-    *,
-    folds: int = 5,
-    seed: int = 0,
-    ridge: float = 1.0,
-) -> tuple[tuple[str, ...], dict[tuple[str, ...], float]]:
-    """The candidate feature set with the best held-out likelihood, and all the scores."""
-    scores = cross_validated_loglik(cc, candidates, folds=folds, seed=seed, ridge=ridge)
-    return max(scores, key=lambda s: scores[s]), scores

@@ -14,7 +14,7 @@ top completion's side so that the fit's logit is theta_top - theta_bottom + x . 
 ``length_ctx``, ``top_ctx``, ``latency_ctx``
                  the same times the centred log context length (prefix + suffix): context
                  interactions, kept only if they improve held-out likelihood
-                 (``contextual.select_features``).
+                 (``contextual_selection.select_features``).
 
 Why moments. A logistic likelihood has no finite sufficient statistics in a continuous
 covariate, so battles with different covariate values cannot be merged exactly, and binning
