@@ -15,6 +15,13 @@ unordered for the plain model and (top, bottom) for the position-aware one -- an
 into *pairs* with ``n`` battles and ``s`` points for the first model (wins + ties / 2).
 Arrays are (items, rounds): parameters (D, R), pair statistics (P, R), categories (M, R).
 
+Weights (``counts.weight``) turn every category's battle count into its weight sum, rescaled
+so the weights add up to the number of battles (the scale of a weighted likelihood is
+arbitrary; this keeps the virtual ties below worth one battle). ``cat_count`` stays the
+integer count (the bootstrap redraws it) and ``cat_scale`` the mean weight per battle.
+Categories also have a canonical order (``canon``) that depends on model *names*, not on
+their positions in ``counts.models``, so seeded redraws do not depend on the model order.
+
 Models outside the Ford core (see ``comparison_graph``) each get one virtual tie against the
 average core model (a penalty row ``e_f - mean(core)``). The position-aware model gives
 ``gamma`` a virtual tie worth 1e-6 of the battles: it keeps gamma finite when the data say
@@ -84,6 +91,7 @@ class BTProblem:
         keep = fitted[counts.a] & fitted[counts.b]
         la, lb = local[counts.a[keep]], local[counts.b[keep]]
         o, c = counts.outcome[keep], counts.count[keep]
+        w_rows = counts.row_weight()[keep]
         if self.has_gamma:
             first, second = la, lb
             code = np.where(o == OUTCOME_A, 0, np.where(o == OUTCOME_TIE, 1, 2))
@@ -101,6 +109,14 @@ class BTProblem:
         self.row_category = np.full(len(counts.count), -1, dtype=np.int64)
         self.row_category[keep] = inverse
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
+        cat_weight = np.bincount(inverse, weights=w_rows, minlength=len(ucat))
+        w_total = float(cat_weight.sum())
+        self.weighted = counts.weight is not None
+        if self.weighted and w_total > 0:
+            cat_weight *= self.cat_count.sum() / w_total
+        self.weight_factor = self.cat_count.sum() / w_total if w_total > 0 else 1.0
+        self.cat_weight = cat_weight
+        self.cat_scale = cat_weight / np.maximum(self.cat_count, 1)
         self.cat_code = ucat % 3
         self.cat_y = _Y[self.cat_code]
         pair_key = ucat // 3  # sorted
@@ -114,6 +130,9 @@ class BTProblem:
         self.n_pairs = len(upair)
         self.n_categories = len(ucat)
         self.total = int(self.cat_count.sum())
+        self.canon = self._canonical_order(counts.models)
+        self.row_user = counts.user
+        self.row_weight = counts.row_weight() * (self.weight_factor if self.weighted else 1.0)
 
         p, m = self.n_pairs, self.n_categories
         indptr = np.append(self.pair_start, m)
@@ -140,10 +159,39 @@ class BTProblem:
             (np.concatenate(hv), (np.concatenate(hr), np.concatenate(hc))),
             shape=(self.d * self.d, p),
         ).tocsr()
+        # the same map for one vector at a time, as a bincount (faster than the sparse product)
+        self._h_flat = np.concatenate(hr)
+        self._h_val = np.concatenate(hv)
+        self._h_pair = np.concatenate(hc)
 
         self.null = np.zeros(self.d)
         self.null[:k] = 1.0
         self._set_core(np.asarray(core, dtype=bool)[self.fitted])
+
+    def _canonical_order(self, names: tuple[str, ...]) -> np.ndarray:
+        """Category order by (name, name, outcome): the same for any order of the models."""
+        rank = np.argsort(np.argsort(np.array(names, dtype=object)))
+        if len(self.cat_code) == 0:
+            return np.zeros(0, dtype=np.int64)
+        r1 = rank[self.fitted[self.pi[self.cat_pair]]]
+        r2 = rank[self.fitted[self.pj[self.cat_pair]]]
+        code = self.cat_code
+        if not self.has_gamma:  # unordered pair: orient it by name
+            flip = r1 > r2
+            r1, r2 = np.where(flip, r2, r1), np.where(flip, r1, r2)
+            code = np.where(flip, 2 - code, code)
+        return np.asarray(np.lexsort((code, r2, r1)))
+
+    def cluster_weights(self) -> csr_matrix | None:
+        """(users, categories) weight sums per user as a CSR matrix; None without users."""
+        if self.row_user is None:
+            return None
+        keep = self.row_category >= 0
+        n_users = int(self.row_user.max()) + 1 if len(self.row_user) else 0
+        return csr_matrix(
+            (self.row_weight[keep], (self.row_user[keep], self.row_category[keep])),
+            shape=(n_users, self.n_categories),
+        )
 
     def _set_core(self, core_local: np.ndarray) -> None:
         """Virtual-tie rows: one per model outside the core, plus a light one for gamma."""
@@ -177,14 +225,14 @@ class BTProblem:
         return np.asarray(self._sum_n @ x), np.asarray(self._sum_s @ x)
 
     def full_stats(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.pair_stats(self.cat_count)
+        return self.pair_stats(self.cat_weight)
 
     # ----------------------------------------------------------------- model terms
     def logits(self, theta: np.ndarray) -> np.ndarray:
         lg = theta[self.pi] - theta[self.pj]
         if self.has_gamma:
             lg += theta[self.k]
-        return lg
+        return np.asarray(lg)
 
     def loglik(self, theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> np.ndarray:
         lg = self.logits(theta)
@@ -192,19 +240,19 @@ class BTProblem:
         if len(self.pen):
             lp = self.pen @ theta
             ll += (0.5 * self.pen_w[:, None] * (log_expit(lp) + log_expit(-lp))).sum(axis=0)
-        return ll
+        return np.asarray(ll)
 
     def prob_first(self, theta: np.ndarray) -> np.ndarray:
         """P(first model of each pair wins), (P, R); exp(theta) form when it cannot overflow."""
         if theta.size and np.abs(theta).max() > 300.0:
-            return expit(self.logits(theta))
+            return np.asarray(expit(self.logits(theta)))
         e = np.exp(theta[: self.k])
         ei = e[self.pi]
         if self.has_gamma:
             ei *= np.exp(theta[self.k])
         ej = e[self.pj]
         ej += ei
-        return np.divide(ei, ej, out=ei)
+        return np.asarray(np.divide(ei, ej, out=ei))
 
     def gradient(self, theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> np.ndarray:
         r = self.prob_first(theta)
@@ -215,12 +263,13 @@ class BTProblem:
             g += self.pen.T @ (self.pen_w[:, None] * (0.5 - expit(self.pen @ theta)))
         return g
 
-    def hessian(self, theta: np.ndarray, n: np.ndarray) -> np.ndarray:
-        """Negative Hessian of the log-likelihood, shape (R, D, D)."""
+    def hessian(self, theta: np.ndarray, n: np.ndarray, *, penalty: bool = True) -> np.ndarray:
+        """Negative Hessian of the log-likelihood, shape (R, D, D) (without the virtual ties
+        if ``penalty`` is False)."""
         p = expit(self.logits(theta))
         h = np.asarray(self._qt @ (n * p * (1.0 - p)))
         h = h.reshape(self.d, self.d, -1).transpose(2, 0, 1).copy()
-        if len(self.pen):
+        if penalty and len(self.pen):
             pp = expit(self.pen @ theta)
             v = self.pen_w[:, None] * pp * (1.0 - pp)
             h += np.einsum("fd,fr,fe->rde", self.pen, v, self.pen)
@@ -228,15 +277,42 @@ class BTProblem:
 
     def meat(self, theta: np.ndarray) -> np.ndarray:
         """Sum over real battles of score outer products, centred (D, D), on all data."""
+        return self.information_and_meat(theta)[1]
+
+    def information_and_meat(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Negative Hessian (with the virtual ties) and the centred meat, on all data, from one
+        sparse product (the sandwich needs both)."""
         p = expit(self.logits(theta[:, None]))[:, 0]
-        resid2 = self.cat_count * (self.cat_y - p[self.cat_pair]) ** 2
-        b2 = np.bincount(self.cat_pair, weights=resid2, minlength=self.n_pairs)
-        meat = np.asarray(self._qt @ b2).reshape(self.d, self.d)
         n, s = self.full_stats()
+        # per battle (w (y - p))^2; weights are taken as constant within a category
+        resid2 = self.cat_weight * self.cat_scale * (self.cat_y - p[self.cat_pair]) ** 2
+        b2 = np.bincount(self.cat_pair, weights=resid2, minlength=self.n_pairs)
+        dd = self.d * self.d
+        curv = (n[:, 0] * p * (1.0 - p))[self._h_pair] * self._h_val
+        h: np.ndarray = np.bincount(self._h_flat, curv, dd).astype(float).reshape(self.d, self.d)
+        b2v = b2[self._h_pair] * self._h_val
+        meat: np.ndarray = np.bincount(self._h_flat, b2v, dd).astype(float).reshape(self.d, self.d)
+        if len(self.pen):
+            pp = expit(self.pen @ theta)
+            h = h + (self.pen.T * (self.pen_w * pp * (1.0 - pp))) @ self.pen
         score = np.asarray(self._at @ (s[:, 0] - n[:, 0] * p))
         if self.total:
-            meat -= np.outer(score, score) / self.total
-        return meat
+            meat = meat - np.outer(score, score) / self.total
+        return h, meat
+
+    def cluster_scores(self, theta: np.ndarray) -> tuple[np.ndarray, csr_matrix]:
+        """(users with battles, D) summed score of each user at ``theta``, and the users'
+        (users, categories) weight matrix (CSR), both restricted to users with battles."""
+        x = self.cluster_weights()
+        if x is None:
+            raise ValueError("clustered intervals need counts with a user column")
+        active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
+        x = x[active]
+        p = expit(self.logits(theta[:, None]))[:, 0]
+        resid = self.cat_y - p[self.cat_pair]
+        design = self._at.T.tocsr()[self.cat_pair]  # (M, D): the design row of each category
+        scores = np.asarray((x @ design.multiply(resid[:, None]).tocsr()).todense())
+        return scores, x
 
     def augment(self, h: np.ndarray) -> np.ndarray:
         """Add ``c * null null^T`` so the shift direction is solvable (H is singular there)."""
@@ -244,7 +320,7 @@ class BTProblem:
             return h
         scale = np.trace(h, axis1=-2, axis2=-1) / max(self.d, 1) + 1e-300
         out = h + (scale / self.k)[..., None, None] * np.outer(self.null, self.null)
-        return out
+        return np.asarray(out)
 
     # ----------------------------------------------------------------- solvers
     def newton(

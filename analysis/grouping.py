@@ -5,8 +5,18 @@ bottom, outcome) with the number of battles that had it -- either from raw per-b
 (:func:`group_battles`, used by tests, imports and the simulator) or from rows that a SQL
 ``GROUP BY model_a, model_b, outcome`` already produced (:func:`from_count_rows`).
 
+Two optional columns, both merged with the rows:
+
+* ``user``: the cluster (voter) index of the row, for user-clustered intervals. Rows are then
+  per (user, top, bottom, outcome): a SQL ``GROUP BY user_id, model_a, model_b, outcome``
+  (:func:`from_user_count_rows`). Everything that ignores users sums over them.
+* ``weight``: the sum of the battles' sampling weights in the row (e.g. inverse pair
+  propensities, see ``weights``); absent means one per battle. A weighted fit maximises the
+  weighted likelihood; since every battle of a row has the same (pair, outcome), row sums of
+  the weights are all the point estimate and the user-clustered variance need.
+
 Conventions: ``a`` is the completion shown on top (position 0), ``b`` the one at the bottom;
-``OUTCOME_TIE`` also covers "both bad". Rows are canonical (sorted by ``a, b, outcome``,
+``OUTCOME_TIE`` also covers "both bad". Rows are canonical (sorted by ``a, b, outcome, user``,
 duplicates merged, zero counts dropped), so two tables holding the same battles compare equal
 and give bit-identical results downstream.
 """
@@ -14,7 +24,7 @@ and give bit-identical results downstream.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -27,8 +37,13 @@ __all__ = [
     "OUTCOME_TIE",
     "GroupedCounts",
     "from_count_rows",
+    "from_user_count_rows",
     "group_battles",
 ]
+
+
+def _readonly_or_none(x: np.ndarray | None) -> np.ndarray | None:
+    return None if x is None else _readonly(x)
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:
@@ -44,7 +59,9 @@ class GroupedCounts:
     ``models`` may list models with no battles at all; they are reported as such. Arrays are
     copied, canonicalised (sorted, merged, zero counts dropped) and made read-only.
     ``positions_known=False`` says the a/b order carries no top/bottom meaning (some imports);
-    the position-aware fit then refuses to run.
+    the position-aware fit then refuses to run. ``user`` (optional, non-negative int per row)
+    and ``weight`` (optional, non-negative float per row: the sum of its battles' weights)
+    are described in the module docstring.
     """
 
     models: tuple[str, ...]
@@ -53,6 +70,8 @@ class GroupedCounts:
     outcome: np.ndarray
     count: np.ndarray
     positions_known: bool = True
+    user: np.ndarray | None = None
+    weight: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         models = tuple(str(m) for m in self.models)
@@ -76,13 +95,21 @@ class GroupedCounts:
             raise ValueError("outcome must be OUTCOME_A, OUTCOME_B or OUTCOME_TIE")
         if np.any(c < 0):
             raise ValueError("counts must be non-negative")
-        a, b, o, c = _canonicalise(a, b, o, c, k)
+        u = None if self.user is None else np.asarray(self.user).astype(np.int64).ravel()
+        if u is not None and (len(u) != len(c) or (len(u) and u.min() < 0)):
+            raise ValueError("user must be one non-negative index per row")
+        w = None if self.weight is None else np.asarray(self.weight, dtype=float).ravel()
+        if w is not None and (len(w) != len(c) or not np.all(np.isfinite(w)) or np.any(w < 0)):
+            raise ValueError("weight must be one finite, non-negative number per row")
+        a, b, o, c, u, w = _canonicalise(a, b, o, c, k, u, w)
         object.__setattr__(self, "models", models)
         object.__setattr__(self, "a", _readonly(a))
         object.__setattr__(self, "b", _readonly(b))
         object.__setattr__(self, "outcome", _readonly(o))
         object.__setattr__(self, "count", _readonly(c))
         object.__setattr__(self, "positions_known", bool(self.positions_known))
+        object.__setattr__(self, "user", _readonly_or_none(u))
+        object.__setattr__(self, "weight", _readonly_or_none(w))
 
     @property
     def n_models(self) -> int:
@@ -92,6 +119,25 @@ class GroupedCounts:
     def total(self) -> int:
         """Total number of battles."""
         return int(self.count.sum())
+
+    @property
+    def n_users(self) -> int:
+        """Number of user indices (largest + 1; 0 without a user column)."""
+        return 0 if self.user is None or len(self.user) == 0 else int(self.user.max()) + 1
+
+    def row_weight(self) -> np.ndarray:
+        """Weight sum per row (the count when there is no weight column)."""
+        return self.count.astype(float) if self.weight is None else self.weight.copy()
+
+    def pooled(self) -> GroupedCounts:
+        """The same battles without the user column (summed over users), weights kept."""
+        if self.user is None:
+            return self
+        return replace(self, user=None)
+
+    def with_weight(self, weight: np.ndarray | None) -> GroupedCounts:
+        """The same rows with another weight column (one sum per row, in row order)."""
+        return replace(self, weight=weight)
 
     def index(self, model: str) -> int:
         """Index of a model key (ValueError if unknown)."""
@@ -115,32 +161,55 @@ class GroupedCounts:
             self.models == other.models
             and self.positions_known == other.positions_known
             and all(
-                np.array_equal(getattr(self, f), getattr(other, f))
-                for f in ("a", "b", "outcome", "count")
+                _same(getattr(self, f), getattr(other, f))
+                for f in ("a", "b", "outcome", "count", "user", "weight")
             )
         )
 
     __hash__ = None  # type: ignore[assignment]
 
 
+def _same(x: np.ndarray | None, y: np.ndarray | None) -> bool:
+    if x is None or y is None:
+        return x is None and y is None
+    return bool(np.array_equal(x, y))
+
+
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
+
+
 def _canonicalise(
-    a: np.ndarray, b: np.ndarray, o: np.ndarray, c: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sort rows by (a, b, outcome), merge duplicates, drop zero counts."""
+    a: np.ndarray,
+    b: np.ndarray,
+    o: np.ndarray,
+    c: np.ndarray,
+    k: int,
+    u: np.ndarray | None,
+    w: np.ndarray | None,
+) -> Rows:
+    """Sort rows by (a, b, outcome, user), merge duplicates, drop zero counts."""
     key = (a * k + b) * _N_OUTCOMES + o
-    n_keys = k * k * _N_OUTCOMES
+    n_users = 1 if u is None or len(u) == 0 else int(u.max()) + 1
+    if u is not None:
+        key = key * n_users + u
+    n_keys = k * k * _N_OUTCOMES * n_users
     if n_keys <= max(4 * len(key), 1 << 16):
         summed = np.bincount(key, weights=c, minlength=n_keys)
         ukey = np.flatnonzero(summed)
         counts = summed[ukey].astype(np.int64)
+        weights = None if w is None else np.bincount(key, weights=w, minlength=n_keys)[ukey]
     else:
         ukey, inverse = np.unique(key, return_inverse=True)
         counts = np.bincount(inverse, weights=c, minlength=len(ukey)).astype(np.int64)
+        weights = None if w is None else np.bincount(inverse, weights=w, minlength=len(ukey))
         keep = counts > 0
         ukey, counts = ukey[keep], counts[keep]
+        weights = None if weights is None else weights[keep]
+    users = None if u is None else ukey % n_users
+    ukey = ukey // n_users
     o = ukey % _N_OUTCOMES
     ab = ukey // _N_OUTCOMES
-    return ab // k, ab % k, o, counts
+    return ab // k, ab % k, o, counts, users, weights
 
 
 def _as_indices(names: Sequence[str] | np.ndarray, lookup: dict[str, int]) -> np.ndarray:
@@ -160,13 +229,16 @@ def group_battles(
     *,
     models: Sequence[str] | None = None,
     positions_known: bool = True,
+    user: Sequence[int] | np.ndarray | None = None,
+    weight: Sequence[float] | np.ndarray | None = None,
 ) -> GroupedCounts:
     """Group one-row-per-battle arrays into counts.
 
     ``model_a``/``model_b`` are model keys (top and bottom completion), or integer indices into
     ``models`` (then ``models`` is required; this is the fast path for simulated data).
     ``models`` fixes the model order and may include models without battles; by default it is
-    the sorted set of keys seen.
+    the sorted set of keys seen. ``user`` (user index per battle) and ``weight`` (sampling
+    weight per battle) are optional columns.
     """
     ma, mb = np.asarray(model_a), np.asarray(model_b)
     out = np.asarray(outcome)
@@ -193,6 +265,8 @@ def group_battles(
         outcome=out.astype(np.int64),
         count=np.ones(len(a), dtype=np.int64),
         positions_known=positions_known,
+        user=None if user is None else np.asarray(user),
+        weight=None if weight is None else np.asarray(weight, dtype=float),
     )
 
 
@@ -223,4 +297,33 @@ def from_count_rows(
     count = np.array([int(r[3]) for r in rows], dtype=np.int64)
     return GroupedCounts(
         models=models, a=a, b=b, outcome=outcome, count=count, positions_known=positions_known
+    )
+
+
+def from_user_count_rows(
+    rows: Iterable[tuple[int, str, str, int, int]],
+    *,
+    positions_known: bool = True,
+    models: Sequence[str] | None = None,
+) -> GroupedCounts:
+    """Counts with a user column from ``(user, model_a, model_b, outcome, count)`` rows.
+
+    ``user`` is a non-negative integer index (e.g. a dense rank of the user id in SQL); this
+    is the ``GROUP BY user, model_a, model_b, outcome`` that user-clustered intervals read.
+    """
+    rows = list(rows)
+    base = from_count_rows(
+        [(r[1], r[2], r[3], r[4]) for r in rows], positions_known=positions_known, models=models
+    )
+    if not rows:
+        return replace(base, user=np.zeros(0, dtype=np.int64))
+    lookup = {m: i for i, m in enumerate(base.models)}
+    return GroupedCounts(
+        models=base.models,
+        a=np.array([lookup[r[1]] for r in rows], dtype=np.int64),
+        b=np.array([lookup[r[2]] for r in rows], dtype=np.int64),
+        outcome=np.array([int(r[3]) for r in rows], dtype=np.int64),
+        count=np.array([int(r[4]) for r in rows], dtype=np.int64),
+        positions_known=positions_known,
+        user=np.array([int(r[0]) for r in rows], dtype=np.int64),
     )

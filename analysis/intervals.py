@@ -1,4 +1,4 @@
-"""95% intervals for Bradley-Terry ratings: bootstrap and closed-form sandwich.
+"""95% intervals for Bradley-Terry ratings: bootstrap and closed-form sandwich, iid or by user.
 
 Computes, from a :class:`~analysis.bradley_terry.BTFit` (the fit on all data), per-model lower
 and upper bounds, a centre (bootstrap median, or the fit itself for the sandwich) and the same
@@ -7,35 +7,56 @@ for the top-slot win probability of a position-aware fit.
 Bootstrap: each round is one multinomial redraw of the grouped counts (N battles with
 probabilities count / N, exactly; see ``resample``), refitted to the same gradient tolerance,
 normalised like the fit, and the 2.5th / 97.5th percentiles taken over rounds (linear
-interpolation). Normalisation of a round: its mean is set to the fit's mean, except with
-``anchor_mode="per_round"``, where the anchor is set to ``anchor_value`` in every round (its
-interval is then a point). With the default "shift" anchor the board is the mean-normalised
-one moved by a constant, so the anchor has an interval like any model. Rounds are seeded and reproducible. All rounds are solved together: a
-chord iteration starts every round at the full-data fit and applies the full-data inverse
-Hessian (computed once), so a round costs a few gradient evaluations and no linear algebra;
-rounds that stall, or whose Ford core differs from the full data's, are finished with damped
-Newton. ``draws`` lets a caller supply its own (rounds x rows) redraws of the counts' rows.
+interpolation). Normalisation of a round: its reference mean (see ``bradley_terry``) is set
+to the fit's, except with ``anchor_mode="per_round"``, where the anchor is set to
+``anchor_value`` in every round (its interval is then a point). With the default "shift"
+anchor the board is the mean-normalised one moved by a constant, so the anchor has an
+interval like any model. Rounds are seeded and reproducible, and the redraws follow the
+categories in an order fixed by model *names*, so permuting the models changes nothing.
+
+All rounds are solved together: a chord iteration starts every round at the full-data fit and
+applies the full-data inverse Hessian (computed once), so a round costs a few gradient
+evaluations and no linear algebra; rounds that stall, or whose Ford core differs from the
+full data's (``core_check``), are finished with damped Newton. ``draws`` lets a caller supply
+its own (rounds x rows) redraws of the counts' rows.
 
 Sandwich: Cov = H^-1 B H^-1 with H the observed information (negative Hessian, including the
 virtual ties of unbounded models) and B the centred sum over battles of score outer products,
 (y - p)^2 x x^T; interval = rating +- 1.96 sd, with 400 / ln 10 converting to points. The
-shift direction that H cannot see is removed by the normalisation (mean, or the anchor for
-``anchor_mode="per_round"``).
+shift direction that H cannot see is removed by the normalisation.
+
+User-clustered (``clustered=True``, counts with a ``user`` column): votes of one developer are
+not independent (one casts hundreds, with preferences of their own), so the unit of
+resampling is the user. The clustered sandwich is the leave-one-user-out (CR3) form of
+``clustered``; the cluster bootstrap redraws n users with
+replacement (one multinomial draw of n over the users) and each round's category weights are
+the drawn users' summed weights -- one sparse (categories x users) product per batch of
+rounds, so the cost is that of the iid bootstrap plus O(nonzero user-category cells).
+
+Weighted counts (``weights``): the bootstrap redraws battles and gives each the mean weight of
+its category (exact when weights are constant per category, as for pair-level propensities);
+the cluster bootstrap carries each user's exact weight sums.
+
+Models outside the Ford core get the bounds of ``unbounded`` (infinite on the unbounded side).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from analysis.bradley_terry import SCALE, BTFit, normalise
 from analysis.bt_problem import BTProblem
+from analysis.clustered import cluster_covariance
+from analysis.core_check import CoreCheck
 from analysis.resample import MultinomialSampler
+from analysis.unbounded import apply_unbounded_bounds
 
 __all__ = ["IntervalResult", "bootstrap", "sandwich"]
 
@@ -54,34 +75,53 @@ class IntervalResult:
     seed: int | None
     samples: np.ndarray | None = field(default=None, repr=False)  # (rounds, models) ratings
     top_slot_samples: np.ndarray | None = field(default=None, repr=False)
-    diagnostics: dict = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    clustered: bool = False  # True: users are the independent units
+    clusters: int = 0  # users with battles (clustered only)
 
 
 # --------------------------------------------------------------------------- sandwich
-def sandwich(fit: BTFit, *, level: float = 0.95) -> IntervalResult:
-    """Closed-form (robust, "sandwich") intervals around ``fit.rating``."""
-    z = float(norm.ppf(0.5 + level / 2.0))
+def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> IntervalResult:
+    """Closed-form (robust, "sandwich") intervals around ``fit.rating``; by user if
+    ``clustered`` (the counts need a user column)."""
+    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf costs 0.1 ms)
     prob = fit.problem
     k_all = len(fit.models)
     lower = np.full(k_all, np.nan)
     upper = np.full(k_all, np.nan)
     sd = np.full(k_all, np.nan)
     top = None
+    clusters = 0
+    if clustered and prob.row_user is None:
+        raise ValueError("clustered intervals need counts with a user column")
     if prob.k > 0:
         theta = fit.theta
-        n, _ = prob.full_stats()
-        h = prob.augment(prob.hessian(theta[:, None], n)[0])
-        hinv = np.linalg.inv(h)
-        cov = hinv @ prob.meat(theta) @ hinv
-        cov = 0.5 * (cov + cov.T)
-        t = _normalisation_map(prob.k, fit.round_normalisation()[0])
-        cov_r = SCALE**2 * (t @ cov[: prob.k, : prob.k] @ t.T)
-        se = np.sqrt(np.maximum(np.diag(cov_r), 0.0))
+        h, meat = prob.information_and_meat(theta)
+        h = prob.augment(h)
+        if clustered:
+            cov, clusters = cluster_covariance(prob, theta, h)
+        else:
+            cov = None
+        omega = fit.round_normalisation()[0]
+        if cov is None:
+            # iid: only Var(theta_i - omega . theta) = v_i^T H^-1 B H^-1 v_i is needed, with
+            # W = H^-1 (I - omega 1^T)^T: one SPD inverse and one product
+            hinv = _spd_inverse(h)
+            w = hinv[:, : prob.k] - (hinv[:, : prob.k] @ omega)[:, None]
+            var = np.einsum("ij,ij->j", meat @ w, w)
+            g_var = float(hinv[-1] @ meat @ hinv[-1]) if prob.has_gamma else 0.0
+        else:
+            c = 0.5 * (cov + cov.T)[: prob.k, : prob.k]
+            c_omega = c @ omega
+            var = np.diag(c) - 2.0 * c_omega + omega @ c_omega
+            g_var = float(cov[-1, -1]) if prob.has_gamma else 0.0
+        se = SCALE * np.sqrt(np.maximum(var, 0.0))
         r = fit.rating[prob.fitted]
         lower[prob.fitted], upper[prob.fitted], sd[prob.fitted] = r - z * se, r + z * se, se
         if prob.has_gamma:
-            g, g_se = theta[prob.k], float(np.sqrt(max(cov[prob.k, prob.k], 0.0)))
+            g, g_se = theta[prob.k], float(np.sqrt(max(g_var, 0.0)))
             top = (float(expit(g - z * g_se)), float(expit(g + z * g_se)), float(expit(g)))
+    lower, upper = apply_unbounded_bounds(fit, lower, upper, level=level)
     return IntervalResult(
         method="sandwich",
         lower=lower,
@@ -91,126 +131,22 @@ def sandwich(fit: BTFit, *, level: float = 0.95) -> IntervalResult:
         top_slot=top,
         rounds=0,
         seed=None,
+        clustered=clustered,
+        clusters=clusters,
     )
 
 
-def _normalisation_map(k: int, anchor_local: int | None) -> np.ndarray:
-    """Matrix T with rating - value = SCALE * T @ theta (mean or anchor fixed)."""
-    t = np.eye(k)
-    if anchor_local is None:
-        t -= 1.0 / k
-    else:
-        t[:, anchor_local] -= 1.0
-    return t
+def _spd_inverse(h: np.ndarray) -> np.ndarray:
+    """Inverse of a symmetric positive definite matrix by Cholesky (LAPACK potrf/potri)."""
+    c, info = dpotrf(h, lower=False)
+    if info == 0:
+        inv, info = dpotri(c, lower=False)
+        if info == 0:
+            return np.asarray(np.triu(inv) + np.triu(inv, 1).T)
+    return np.asarray(np.linalg.inv(h))
 
 
 # --------------------------------------------------------------------------- bootstrap
-class _CoreCheck:
-    """Finds rounds whose Ford core is smaller than the full data's (rare on big data).
-
-    A redraw can only remove battles, so beats-graph edges can only vanish and strongly
-    connected parts can only split: a round's core is the largest strongly connected part
-    of the full-data core in that round. An edge u -> v that vanishes cannot split anything
-    while a detour u -> w -> v survives; each edge gets the detour with the most battles, and
-    only rounds that lose an edge together with its detour get a full strong-connectivity test.
-    """
-
-    def __init__(self, prob: BTProblem, may_vanish: np.ndarray) -> None:
-        """``may_vanish``: bool per category, True if a redraw can leave it at zero."""
-        k = max(prob.k, 1)
-        self.k = prob.k
-        self.core = prob.core_local
-        first, second = prob.pi[prob.cat_pair], prob.pj[prob.cat_pair]
-        code = prob.cat_code
-        src = np.concatenate([first[code != 2], second[code != 0]])
-        dst = np.concatenate([second[code != 2], first[code != 0]])
-        cat = np.concatenate([np.flatnonzero(code != 2), np.flatnonzero(code != 0)])
-        inside = self.core[src] & self.core[dst] if prob.k else np.zeros(0, dtype=bool)
-        ukey, edge = np.unique(src[inside] * k + dst[inside], return_inverse=True)
-        self.src, self.dst = ukey // k, ukey % k  # sorted by src
-        n_edges = len(ukey)
-        self.map = csr_matrix(
-            (np.ones(len(edge)), (edge, cat[inside])), shape=(n_edges, prob.n_categories)
-        )
-        # an edge can only vanish if every category behind it can be zero
-        safe = np.asarray(self.map @ (~may_vanish).astype(float)) > 0
-        self.watched = np.flatnonzero(~safe)
-        self.watch = self.map[self.watched]
-        self.detour = self._detours(prob)
-
-    def _detours(self, prob: BTProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each watched edge u -> v: edges u -> w and w -> v maximising the smaller count."""
-        k, n_w = self.k, len(self.watched)
-        first, second, has = np.zeros(n_w, np.int64), np.zeros(n_w, np.int64), np.zeros(n_w, bool)
-        if n_w == 0:
-            return first, second, has
-        support = np.zeros((k, k), dtype=np.float32)
-        support[self.src, self.dst] = np.asarray(self.map @ prob.cat_count.astype(float))
-        edge_id = np.full((k, k), -1, dtype=np.int64)
-        edge_id[self.src, self.dst] = np.arange(len(self.src))
-        support_t = np.ascontiguousarray(support.T)
-        block = max(1, (1 << 22) // max(k, 1))
-        for lo in range(0, n_w, block):
-            e = self.watched[lo : lo + block]
-            u, v = self.src[e], self.dst[e]
-            score = support[u]
-            np.minimum(score, support_t[v], out=score)
-            w = score.argmax(axis=1)
-            ok = score[np.arange(len(e)), w] > 0
-            first[lo : lo + block] = np.where(ok, edge_id[u, w], 0)
-            second[lo : lo + block] = np.where(ok, edge_id[w, v], 0)
-            has[lo : lo + block] = ok
-        return first, second, has
-
-    def cores(self, prob: BTProblem, x: np.ndarray, n: np.ndarray) -> list[np.ndarray | None]:
-        """Per round (columns of ``x``): None if the core is intact, else the round's core."""
-        out: list[np.ndarray | None] = [None] * x.shape[1]
-        if len(self.watched) == 0:
-            return out
-        live_w = np.asarray(self.watch @ x) > 0
-        if live_w.all():
-            return out
-        live = np.ones((len(self.src), x.shape[1]), dtype=bool)
-        live[self.watched] = live_w
-        d1, d2, has = self.detour
-        broken = ~live_w & ~(has[:, None] & live[d1] & live[d2])
-        suspects = np.flatnonzero(broken.any(axis=0))
-        core_idx = np.flatnonzero(self.core)
-        for r in suspects:
-            alive = live[:, r]
-            src, dst = self.src[alive], self.dst[alive]
-            indptr = np.searchsorted(src, np.arange(self.k + 1))
-            graph = csr_matrix((np.ones(len(dst)), dst, indptr), shape=(self.k, self.k))
-            _, labels = connected_components(graph, directed=True, connection="strong")
-            lab = labels[core_idx]
-            if np.all(lab == lab[0]):
-                continue
-            out[r] = _largest_part(labels, core_idx, prob.pi, prob.pj, n[:, r], self.k)
-        return out
-
-
-def _largest_part(
-    labels: np.ndarray, members: np.ndarray, pi: np.ndarray, pj: np.ndarray, n: np.ndarray, k: int
-) -> np.ndarray:
-    """Core among ``members``: the part with most battles inside, then most models, then
-    the lowest index; empty if no part has a battle inside."""
-    member = np.zeros(k, dtype=bool)
-    member[members] = True
-    same = (labels[pi] == labels[pj]) & member[pi] & member[pj]
-    n_lab = labels.max() + 1
-    inside = np.bincount(labels[pi][same], weights=n[same], minlength=n_lab)
-    size = np.bincount(labels[members], minlength=n_lab)
-    first = np.full(n_lab, k, dtype=np.int64)
-    np.minimum.at(first, labels[members], members)
-    core = np.zeros(k, dtype=bool)
-    ok = (size > 0) & (inside > 0)
-    if ok.any():
-        order = np.lexsort((first, -size, -inside))
-        best = next(int(x) for x in order if ok[x])
-        core[members[labels[members] == best]] = True
-    return core
-
-
 def _rows_to_categories(prob: BTProblem, draws: np.ndarray) -> np.ndarray:
     """(rounds, rows) redraws of the counts' rows -> (M, rounds) category counts."""
     draws = np.asarray(draws)
@@ -232,17 +168,25 @@ def bootstrap(
     gtol: float = 1e-8,
     draws: np.ndarray | None = None,
     keep_samples: bool = True,
+    clustered: bool = False,
+    level: float = 0.95,
 ) -> IntervalResult:
-    """Percentile bootstrap intervals, ``rounds`` multinomial redraws (see module docstring)."""
+    """Percentile bootstrap intervals, ``rounds`` redraws of the battles, or of the users if
+    ``clustered`` (see the module docstring)."""
     prob = fit.problem
     k_all = len(fit.models)
     if draws is not None:
+        if clustered:
+            raise ValueError("draws are redraws of battles: not with clustered=True")
         rounds = int(np.asarray(draws).shape[0])
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
+    if clustered and prob.row_user is None:
+        raise ValueError("clustered intervals need counts with a user column")
     samples = np.full((rounds, k_all), np.nan)
     top_samples = np.full(rounds, np.nan) if prob.has_gamma else None
-    diag = {
+    clusters = 0
+    diag: dict[str, Any] = {
         "chord_iterations": 0,  # most chord steps any chunk of rounds needed
         "newton_rounds": 0,  # rounds finished with Newton after the chord stalled
         "other_core_rounds": 0,  # rounds whose Ford core was smaller than the full data's
@@ -250,11 +194,19 @@ def bootstrap(
         "max_grad_norm": 0.0,
     }
     if prob.k > 0:
-        _run_rounds(fit, rounds, seed, gtol, draws, samples, top_samples, diag)
-    lower, upper = np.percentile(samples, [2.5, 97.5], axis=0)
+        if clustered:
+            source, clusters = _user_source(prob)
+        elif draws is not None:
+            source = _row_source(prob, np.asarray(draws))
+        else:
+            source = _battle_source(prob)
+        _run_rounds(fit, rounds, seed, gtol, source, samples, top_samples, diag)
+    tail = 50.0 * (1.0 - level)
+    lower, upper = np.percentile(samples, [tail, 100.0 - tail], axis=0)
+    lower, upper = apply_unbounded_bounds(fit, lower, upper, level=level)
     top = None
     if top_samples is not None and prob.k > 0:
-        lo, hi, med = np.percentile(top_samples, [2.5, 97.5, 50.0])
+        lo, hi, med = np.percentile(top_samples, [tail, 100.0 - tail, 50.0])
         top = (float(lo), float(hi), float(med))
     return IntervalResult(
         method="bootstrap",
@@ -268,7 +220,52 @@ def bootstrap(
         samples=samples if keep_samples else None,
         top_slot_samples=top_samples if keep_samples else None,
         diagnostics=diag,
+        clustered=clustered,
+        clusters=clusters,
     )
+
+
+# A source of redraws: (rounds, generator) -> (M, rounds) category weights, and per category
+# whether a redraw can leave it empty (which the core check needs).
+Source = tuple[Callable[[int, int, np.random.Generator], np.ndarray], np.ndarray]
+
+
+def _battle_source(prob: BTProblem) -> Source:
+    """Multinomial redraws of the battles, in the name-based category order."""
+    sampler = MultinomialSampler(prob.cat_count[prob.canon])
+    may_vanish = np.empty(prob.n_categories, dtype=bool)
+    may_vanish[prob.canon] = sampler.can_be_zero()
+
+    def draw(_start: int, rc: int, rng: np.random.Generator) -> np.ndarray:
+        x = np.empty((prob.n_categories, rc))
+        x[prob.canon] = sampler.draw(rc, rng).T
+        return np.asarray(x * prob.cat_scale[:, None])
+
+    return draw, may_vanish
+
+
+def _row_source(prob: BTProblem, draws: np.ndarray) -> Source:
+    def draw(start: int, rc: int, _rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(
+            _rows_to_categories(prob, draws[start : start + rc]) * prob.cat_scale[:, None]
+        )
+
+    return draw, np.ones(prob.n_categories, dtype=bool)
+
+
+def _user_source(prob: BTProblem) -> tuple[Source, int]:
+    """Users redrawn with replacement (multinomial over the users with battles)."""
+    x = prob.cluster_weights()
+    assert x is not None
+    active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
+    xt = csr_matrix(x[active].T)  # (M, users)
+    sampler = MultinomialSampler(np.ones(len(active), dtype=np.int64))
+
+    def draw(_start: int, rc: int, rng: np.random.Generator) -> np.ndarray:
+        w = sampler.draw(rc, rng).T.astype(float)  # (users, rounds)
+        return np.asarray(xt @ w)
+
+    return (draw, np.ones(prob.n_categories, dtype=bool)), len(active)
 
 
 def _run_rounds(
@@ -276,29 +273,23 @@ def _run_rounds(
     rounds: int,
     seed: int | None,
     gtol: float,
-    draws: np.ndarray | None,
+    source: Source,
     samples: np.ndarray,
     top_samples: np.ndarray | None,
-    diag: dict,
+    diag: dict[str, Any],
 ) -> None:
     prob = fit.problem
     theta_hat = fit.theta[:, None]
     n_full, _ = prob.full_stats()
     inv_h = np.linalg.inv(prob.augment(prob.hessian(theta_hat, n_full)[0]))
-    anchor_local, centre = fit.round_normalisation()
+    omega, centre = fit.round_normalisation()
     rng = np.random.default_rng(seed)
-    sampler = MultinomialSampler(prob.cat_count) if draws is None else None
-    may_vanish = (
-        sampler.can_be_zero() if sampler is not None else np.ones(prob.n_categories, dtype=bool)
-    )
-    check = _CoreCheck(prob, may_vanish)
+    draw, may_vanish = source
+    check = CoreCheck(prob, may_vanish)
     step = min(256, max(32, (1 << 20) // max(prob.n_pairs, 1)))
     for start in range(0, rounds, step):
         rc = min(step, rounds - start)
-        if sampler is not None:
-            x = np.ascontiguousarray(sampler.draw(rc, rng).T, dtype=float)
-        else:
-            x = _rows_to_categories(prob, np.asarray(draws)[start : start + rc])
+        x = np.ascontiguousarray(draw(start, rc, rng))
         n, s = prob.pair_stats(x)
         theta = np.repeat(theta_hat, rc, axis=1)
         cores = check.cores(prob, x, n)
@@ -320,17 +311,22 @@ def _run_rounds(
             diag["max_grad_norm"] = max(diag["max_grad_norm"], float(res.grad_norm.max()))
             diag["unconverged_rounds"] += int(np.sum(res.grad_norm > gtol))
         groups: dict[bytes, list[int]] = {}
+        round_cores: dict[bytes, np.ndarray] = {}
         for r in np.flatnonzero(~same):
-            groups.setdefault(np.packbits(cores[r]).tobytes(), []).append(int(r))
-        for members in groups.values():
+            core_r = cores[r]
+            assert core_r is not None
+            key = np.packbits(core_r).tobytes()
+            groups.setdefault(key, []).append(int(r))
+            round_cores[key] = core_r
+        for key, members in groups.items():
             idx = np.array(members)
-            variant = prob.with_core(cores[idx[0]])
+            variant = prob.with_core(round_cores[key])
             nb = variant.newton(theta[:, idx], n[:, idx], s[:, idx], gtol=gtol)
             theta[:, idx] = nb.theta
             diag["other_core_rounds"] += len(idx)
             diag["max_grad_norm"] = max(diag["max_grad_norm"], float(nb.grad_norm.max()))
             diag["unconverged_rounds"] += int(np.sum(~nb.converged))
-        ratings = normalise(theta[: prob.k], anchor_local=anchor_local, value=centre)
+        ratings = normalise(theta[: prob.k], omega=omega, value=centre)
         samples[start : start + rc][:, prob.fitted] = ratings.T
         if top_samples is not None:
             top_samples[start : start + rc] = expit(theta[prob.k])

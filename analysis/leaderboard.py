@@ -5,7 +5,12 @@ on all data (``bradley_terry``), 95% intervals by bootstrap or sandwich (``inter
 Rank (UB) (``ranks``), battle counts and the observed / predicted win-rate matrices
 (``matrices``), per-model status codes (``comparison_graph``) and, for the position-aware fit,
 the top-slot win probability with its interval. :func:`compute_leaderboard` is the one entry
-point the recompute service calls; :meth:`Leaderboard.to_dict` gives plain JSON (NaN -> None).
+point the recompute service calls; :meth:`Leaderboard.to_dict` gives plain JSON (NaN and the
+infinite bound of an unbounded model -> None).
+
+``shown`` (the models the board shows) sets the reference whose mean holds the scale, and
+``scale_label`` says in words what was applied on this board. Intervals are by user
+(``clustered``) whenever the counts carry a user column, unless ``clustered=False``.
 
 Arrays follow ``counts.models`` order (not sorted); :meth:`Leaderboard.table` gives rows
 sorted by rating.
@@ -14,6 +19,7 @@ sorted by rating.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,6 +36,7 @@ from analysis.matrices import (
     win_fraction_matrix,
 )
 from analysis.ranks import rank_ub
+from analysis.robustness import RankFlip, rank_robustness
 
 __all__ = ["Leaderboard", "TopSlotEstimate", "compute_leaderboard"]
 
@@ -85,6 +92,12 @@ class Leaderboard:
     observed_avg_win_rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rating_sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    scale_label: str = ""  # e.g. "codestral-2405 held at 1000" or "mean of the 9 shown ..."
+    reference: tuple[str, ...] = ()  # models whose mean holds the scale
+    clustered: bool = False  # intervals with users as the independent units
+    clusters: int = 0  # users with battles (clustered intervals only)
+    weighted: bool = False  # weighted likelihood (counts with a weight column)
+    robustness: tuple[RankFlip, ...] = ()  # votes that hold each neighbour pair, best first
 
     def table(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per model, rated models first by rating, then the rest by name."""
@@ -138,6 +151,12 @@ class Leaderboard:
             "anchor_mode": self.anchor_mode,
             "position_bias": bool(self.position_bias),
             "total_battles": int(self.total_battles),
+            "scale_label": self.scale_label,
+            "reference": list(self.reference),
+            "clustered": bool(self.clustered),
+            "clusters": int(self.clusters),
+            "weighted": bool(self.weighted),
+            "robustness": [r.to_dict() for r in self.robustness],
             "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
         }
 
@@ -172,6 +191,9 @@ def compute_leaderboard(
     position_bias: bool = False,
     anchor_mode: Literal["shift", "per_round"] = "shift",
     gtol: float = 1e-8,
+    shown: Sequence[str] | np.ndarray | None = None,
+    clustered: bool | None = None,
+    robustness_pairs: int | None = 0,
 ) -> Leaderboard:
     """Fit, intervals, ranks and matrices for ``counts``.
 
@@ -181,10 +203,16 @@ def compute_leaderboard(
     moves the mean-normalised board by one constant, so the anchor keeps its own interval and
     ranks do not depend on the anchor; ``"per_round"`` pins the anchor in every bootstrap round
     (FastChat's convention): its interval is a point and the others are relative to it.
-    ``rounds``/``seed`` apply to the bootstrap only.
+    ``rounds``/``seed`` apply to the bootstrap only. ``shown``: the models the board shows
+    (keys or a bool mask; default all), whose core members hold the mean. ``clustered``:
+    user-clustered intervals; None = whenever ``counts`` has a user column.
+    ``robustness_pairs``: how many neighbour pairs from the top get the votes that hold them
+    (``robustness``; 1 = "#1 vs #2", None = all, 0 = none).
     """
     if method not in ("bootstrap", "sandwich"):
         raise ValueError("method must be 'bootstrap' or 'sandwich'")
+    if clustered is None:
+        clustered = counts.user is not None
     fit = fit_bt(
         counts,
         position_bias=position_bias,
@@ -192,11 +220,14 @@ def compute_leaderboard(
         anchor_value=anchor_value,
         anchor_mode=anchor_mode,
         gtol=gtol,
+        shown=shown,
     )
     if method == "bootstrap":
-        iv = bootstrap(fit, rounds=rounds, seed=seed, gtol=gtol, keep_samples=False)
+        iv = bootstrap(
+            fit, rounds=rounds, seed=seed, gtol=gtol, keep_samples=False, clustered=clustered
+        )
     else:
-        iv = sandwich(fit)
+        iv = sandwich(fit, clustered=clustered)
     rated = np.array([s in RATED_STATUSES for s in fit.status], dtype=bool)
     lower = np.where(rated, iv.lower, np.nan)
     upper = np.where(rated, iv.upper, np.nan)
@@ -205,9 +236,9 @@ def compute_leaderboard(
     top = None
     if position_bias and fit.top_slot_log_odds is not None and iv.top_slot is not None:
         lo, hi, med = iv.top_slot
-        top = TopSlotEstimate(
-            p=float(fit.top_slot_p), lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds
-        )
+        p = fit.top_slot_p
+        assert p is not None
+        top = TopSlotEstimate(p=p, lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds)
     diagnostics: dict[str, Any] = {
         "fit_iterations": fit.iterations,
         "fit_gradient_norm": fit.gradient_norm,
@@ -241,4 +272,12 @@ def compute_leaderboard(
         observed_avg_win_rate=average_win_rate(observed),
         rating_sd=np.where(rated, iv.sd, np.nan),
         diagnostics=diagnostics,
+        scale_label=fit.scale_label,
+        reference=fit.reference_models,
+        clustered=iv.clustered,
+        clusters=iv.clusters,
+        weighted=counts.weight is not None,
+        robustness=tuple(rank_robustness(fit, shown=shown, max_pairs=robustness_pairs))
+        if robustness_pairs != 0
+        else (),
     )

@@ -32,8 +32,8 @@ def battle_count_matrix(counts: GroupedCounts) -> np.ndarray:
     k = counts.n_models
     m = np.zeros(k * k, dtype=np.int64)
     np.add.at(m, counts.a * k + counts.b, counts.count)
-    m = m.reshape(k, k)
-    return m + m.T
+    square = m.reshape(k, k)
+    return np.asarray(square + square.T)
 
 
 def win_fraction_matrix(counts: GroupedCounts) -> np.ndarray:
@@ -49,7 +49,7 @@ def win_fraction_matrix(counts: GroupedCounts) -> np.ndarray:
         w = points.reshape(k, k) / n
     w[n == 0] = np.nan
     np.fill_diagonal(w, np.nan)
-    return w
+    return np.asarray(w)
 
 
 def predicted_win_rate_matrix(rating: np.ndarray) -> np.ndarray:
@@ -58,7 +58,7 @@ def predicted_win_rate_matrix(rating: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         p = 1.0 / (1.0 + 10.0 ** ((r[None, :] - r[:, None]) / 400.0))
     np.fill_diagonal(p, np.nan)
-    return p
+    return np.asarray(p)
 
 
 def average_win_rate(matrix: np.ndarray) -> np.ndarray:

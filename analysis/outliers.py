@@ -28,7 +28,7 @@ class OutlierScores:
     log_score: np.ndarray  # sum over votes of log(1 / (2 p))
 
     def flagged(self, *, min_votes: int = 5, threshold: float = 20.0) -> np.ndarray:
-        return (self.votes >= min_votes) & (self.log_score > np.log(threshold))
+        return np.asarray((self.votes >= min_votes) & (self.log_score > np.log(threshold)))
 
 
 def outlier_scores(

@@ -95,7 +95,7 @@ class _PoissonTables:
                 idx[walk] += 1
                 walk = walk[self.cdf[idx[walk]] <= uu[walk]]
             flat[pos] = idx - self._base[pos % m]
-        return out
+        return np.asarray(out)
 
 
 def _battle_lookup(counts: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -106,7 +106,7 @@ def _battle_lookup(counts: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
 
 def _cells_of(battles: np.ndarray, lut: np.ndarray | None, cum: np.ndarray) -> np.ndarray:
     if lut is not None:
-        return lut[battles]
+        return np.asarray(lut[battles])
     return np.searchsorted(cum, battles, side="right")
 
 
@@ -141,7 +141,7 @@ class MultinomialSampler:
         Poisson table starts above zero, i.e. counts of a few hundred or more.)"""
         if self.total == 0 or self.direct:
             return np.ones(self.m, dtype=bool)
-        return self._tables.lowest[self._table] == 0
+        return np.asarray(self._tables.lowest[self._table] == 0)
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         """(rounds, M) int64: ``rounds`` independent redraws."""

@@ -48,12 +48,12 @@ class SimulatedBattles:
     def model_a(self) -> list[str]:
         """Top model keys, one per battle."""
         names = np.asarray(self.models, dtype=object)
-        return names[self.a].tolist()
+        return [str(x) for x in names[self.a]]
 
     def model_b(self) -> list[str]:
         """Bottom model keys, one per battle."""
         names = np.asarray(self.models, dtype=object)
-        return names[self.b].tolist()
+        return [str(x) for x in names[self.b]]
 
     def grouped(self) -> GroupedCounts:
         """The battles grouped into counts (fast path, no strings involved)."""
@@ -75,7 +75,7 @@ def _pair_probabilities(pair_weights: np.ndarray, k: int) -> np.ndarray:
         raise ValueError("pair_weights must be a (K, K) matrix or one weight per pair i < j")
     if np.any(w < 0) or not np.all(np.isfinite(w)) or w.sum() <= 0:
         raise ValueError("pair_weights must be finite, non-negative and not all zero")
-    return w / w.sum()
+    return np.asarray(w / w.sum())
 
 
 def simulate_battles(

@@ -147,7 +147,7 @@ class PairCounts:
     @property
     def votes(self) -> np.ndarray:
         """Battles of each model."""
-        return self.battles.sum(axis=1)
+        return np.asarray(self.battles.sum(axis=1))
 
     @classmethod
     def from_matrices(
@@ -200,8 +200,9 @@ class PairCounts:
         )
 
 
-def _loglik(theta: np.ndarray, n: np.ndarray, s: np.ndarray) -> float:
-    """Sum over unordered pairs of s log p + (n - s) log (1 - p); each pair appears twice."""
+def _loglik(theta: np.ndarray, s: np.ndarray) -> float:
+    """Sum over unordered pairs of s log p + (n - s) log (1 - p); each pair appears twice
+    (so the battles n_ij enter through s_ji = n_ij - s_ij)."""
     d = theta[:, None] - theta[None, :]
     # Over ordered pairs, s_ij log sigma(d_ij) counts each pair's two outcomes once each.
     return float(np.sum(s * log_expit(d)))
@@ -257,7 +258,7 @@ def fit_pairs(
     rowsum_s = s.sum(axis=1)
 
     def objective(t: np.ndarray) -> float:
-        return _loglik(t, n, s) - 0.5 * ridge * float(t @ t)
+        return _loglik(t, s) - 0.5 * ridge * float(t @ t)
 
     theta = np.zeros(m)
     value = objective(theta)
@@ -303,7 +304,7 @@ def fit_pairs(
     return PairFit(
         models=counts.models,
         theta=theta_full,
-        loglik=_loglik(theta, n, s),
+        loglik=_loglik(theta, s),
         n_params=int((sizes - 1).sum()),
         components=comp_full,
         covariance=cov_full,
@@ -500,7 +501,7 @@ def slice_test(
         index = np.array([position[m] for m in counts.models], dtype=np.int64)
         theta0 = pooled.theta[index]
         active = counts.votes > 0
-        ll0 = _loglik(np.where(active, theta0, 0.0), counts.battles, counts.score)
+        ll0 = _loglik(np.where(active, theta0, 0.0), counts.score)
         contribution = max(0.0, 2.0 * (fit.loglik - ll0))
         ll_separate += fit.loglik
         params_separate += fit.n_params

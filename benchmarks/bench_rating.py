@@ -20,6 +20,13 @@ baseline's very redraws (``bootstrap(draws=...)``: differences are then solver e
 Then the engine's cost as the number of models grows (default 100, 200, 300), with the
 baseline's cost per round measured on a few rounds and scaled up.
 
+Issue 16 (``rating_comparisons.py``): (c) LMArena's ``arena-rank`` (PyPI, ``bench`` extra) on
+the same battles -- fit, sandwich, bootstrap (rounds timed on a few and scaled), and its
+contextual fit against the engine's controlled fit; user-clustered sandwich and bootstrap at
+1M battles / 100 models / 10k users beside the iid ones and a straightforward cluster
+bootstrap; the long statistical runs: coverage iid vs clustered, inverse-propensity weights
+against a latency-aware sampler, covariate recovery, and the cost of the robustness numbers.
+
 Usage: ``python benchmarks/bench_rating.py [--quick] [--json out.json]``.
 Threads are pinned to one (OPENBLAS/OMP/MKL) before numpy is imported.
 """
@@ -291,6 +298,98 @@ def report(res: dict) -> str:
     return "\n".join(lines)
 
 
+def issue16(args) -> dict:
+    import rating_comparisons as rc
+
+    true = np.random.default_rng(args.seed).normal(1000.0, 100.0, args.models)
+    counts = simulate_battles(true, args.battles, tie_rate=args.ties, seed=args.seed).grouped()
+    out: dict = {}
+    steps = [
+        ("arena_rank", lambda: rc.arena_rank_plain(counts, args.rounds, args.repeats)),
+        ("arena_rank_contextual", lambda: rc.arena_rank_contextual(args.battles, args.models, 3)),
+        (
+            "clustered",
+            lambda: rc.clustered_cost(args.battles, args.models, args.users, args.rounds),
+        ),
+        ("robustness", lambda: rc.robustness_cost(counts)),
+        ("coverage_heterogeneous", lambda: rc.coverage(args.sims, 60.0, 100, 500)),
+        ("coverage_mild", lambda: rc.coverage(args.sims, 20.0, 100, 500)),
+        ("coverage_independent", lambda: rc.coverage(args.sims, 0.0, 400, 500)),
+        ("ipw", lambda: rc.ipw_study(args.sims // 5)),
+        ("recovery", lambda: rc.recovery(args.sims // 2)),
+    ]
+    for name, step in steps:
+        if args.skip_arena_rank and name.startswith("arena_rank"):
+            continue
+        if args.steps and name not in args.steps:
+            continue
+        t0 = time.perf_counter()
+        out[name] = step()
+        print(f"  {name}: {time.perf_counter() - t0:.1f}s", flush=True)
+    return out
+
+
+def report16(r: dict) -> str:
+    lines = [""]
+    if "arena_rank" in r:
+        a = r["arena_rank"]
+        lines += [
+            "| step | (c) arena-rank | (b) engine | ratio c/b |",
+            "|---|---:|---:|---:|",
+            f"| one fit | {a['fit_s']['arena_rank']:.2f} s | {a['fit_s']['engine'] * 1e3:.1f} ms | {a['fit_s']['ratio']:.0f}x |",
+            f"| sandwich | {a['sandwich_s']['arena_rank']:.3f} s | {a['sandwich_s']['engine'] * 1e3:.1f} ms | {a['sandwich_s']['ratio']:.0f}x |",
+            f"| {a['bootstrap_s']['rounds']} bootstrap rounds | {a['bootstrap_s']['arena_rank_extrapolated']:.0f} s (extrapolated) | {a['bootstrap_s']['engine']:.2f} s | {a['bootstrap_s']['ratio']:.0f}x |",
+            "",
+            f"arena-rank first-call compile {a['compile_s']:.1f} s (not in the table). Agreement: ratings max |c-b| "
+            f"{a['max_abs_rating_diff']:.4f}; sandwich bounds {a['max_abs_sandwich_bound_diff_default_reg']:.4f} "
+            f"with arena-rank's default Hessian ridge (1e-5 x battles), {a['max_abs_sandwich_bound_diff_matched_reg']:.5f} "
+            f"with it at 1e-10; bootstrap rounds on the same redraws max {a['same_draws_max_abs_round_rating_diff']:.4f} points",
+        ]
+    if "arena_rank_contextual" in r:
+        c = r["arena_rank_contextual"]
+        lines += [
+            "",
+            f"Contextual ({c['battles']:,} battles, {c['models']} models, 4 covariates): engine {c['cells_pooled']:,} cells, "
+            f"grouping {c['engine_group_s']:.2f} s, fit + sandwich {c['engine_fit_and_sandwich_s']:.2f} s; "
+            f"arena-rank (one row per battle) fit {c['arena_rank_fit_s']:.1f} s + sandwich {c['arena_rank_sandwich_s']:.1f} s: "
+            f"{c['ratio_fit_and_sandwich']:.0f}x. Ratings max |c-b| {c['max_abs_rating_diff']:.3f}, coefficients "
+            f"{c['max_abs_coef_diff']:.4f} ({c['max_coef_diff_in_se']:.2f} se). Clustered by user: {c['cells_by_user']:,} cells, "
+            f"grouping {c['engine_user_group_s']:.1f} s, fit + clustered sandwich {c['engine_clustered_fit_s']:.1f} s",
+        ]
+    if "clustered" in r:
+        c = r["clustered"]
+        lines += [
+            "",
+            f"Clustered ({c['battles']:,} battles, {c['models']} models, {c['users']:,} users, {c['user_rows']:,} user rows): "
+            f"grouping {c['group_s']:.2f} s; sandwich iid {c['iid_sandwich_s'] * 1e3:.1f} ms, clustered {c['clustered_sandwich_s'] * 1e3:.0f} ms; "
+            f"{c['rounds']} rounds iid {c['iid_bootstrap_s']:.2f} s, cluster {c['cluster_bootstrap_s']:.2f} s "
+            f"(straightforward cluster bootstrap {c['straightforward_cluster_bootstrap_s_extrapolated']:.0f} s: {c['ratio_cluster_bootstrap']:.0f}x); "
+            f"sd clustered / iid {c['mean_sd_ratio_clustered_over_iid']:.2f} (sandwich), {c['mean_sd_ratio_cluster_bootstrap_over_iid']:.2f} (bootstrap)",
+        ]
+    if "robustness" in r:
+        b = r["robustness"]
+        lines += [
+            "",
+            f"Robustness: {b['pairs']} neighbouring pairs, influence estimates {b['estimate_s']:.2f} s, validated by refits "
+            f"{b['validated_s']:.1f} s; median |estimate - validated| / validated {b['median_rel_diff_estimate_vs_validated']:.3f}; "
+            f"#1 vs #2: {b['top_pair']}",
+        ]
+    for key in ("coverage_heterogeneous", "coverage_mild", "coverage_independent"):
+        if key in r:
+            lines.append(f"{key}: " + ", ".join(f"{m} {v:.3f}" for m, v in r[key].items()))
+    if "ipw" in r:
+        lines.append(
+            "ipw: "
+            + "; ".join(
+                f"{m} rmse {v['rmse']:.2f}, width {v['mean_width']:.2f}, coverage {v['coverage']:.3f}"
+                for m, v in r["ipw"].items()
+            )
+        )
+    if "recovery" in r:
+        lines.append(f"recovery: {r['recovery']}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--battles", type=int, default=1_000_000)
@@ -304,6 +403,14 @@ def main(argv: list[str] | None = None) -> dict:
     )
     p.add_argument("--baseline-rounds-for-scaling", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--users", type=int, default=10_000, help="users in the clustered run")
+    p.add_argument("--sims", type=int, default=500, help="simulated arenas for coverage")
+    p.add_argument("--skip-arena-rank", action="store_true")
+    p.add_argument(
+        "--steps", type=lambda v: [x for x in v.split(",") if x], default=[],
+        help="only these issue-16 steps (e.g. arena_rank,clustered)",
+    )  # fmt: skip
+    p.add_argument("--only-issue16", action="store_true", help="skip the (a)-(b) runs")
     p.add_argument("--json", type=Path, default=None, help="also write the results here")
     p.add_argument(
         "--quick", action="store_true", help="small smoke run (100k battles, 100 rounds)"
@@ -312,14 +419,22 @@ def main(argv: list[str] | None = None) -> dict:
     if args.quick:
         args.battles, args.rounds, args.repeats, args.baseline_repeats = 100_000, 100, 2, 1
         args.scaling, args.baseline_rounds_for_scaling = [50, 100], 5
+        args.users, args.sims = 1000, 40
 
-    res = {"machine": machine()}
-    print("head to head ...", flush=True)
-    res["head_to_head"] = head_to_head(args)
-    print("scaling ...", flush=True)
-    res["scaling"] = scaling(args)
+    res: dict = {"machine": machine()}
+    if not args.only_issue16:
+        print("head to head ...", flush=True)
+        res["head_to_head"] = head_to_head(args)
+        print("scaling ...", flush=True)
+        res["scaling"] = scaling(args)
+    print("issue 16 ...", flush=True)
+    res["issue16"] = issue16(args)
     print()
-    print(report(res))
+    if not args.only_issue16:
+        print(report(res))
+    else:
+        print(res["machine"])
+    print(report16(res["issue16"]))
     if args.json:
         args.json.write_text(json.dumps(res, indent=2))
     return res

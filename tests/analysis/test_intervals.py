@@ -126,17 +126,26 @@ def test_bootstrap_equals_per_round_lbfgs_on_the_same_draws():
     assert np.max(np.abs(engine.samples - ref)) < 0.01
 
 
-def test_unbounded_models_get_finite_intervals():
+def test_unbounded_models_get_one_sided_intervals():
     rows = [
         ("a", "b", OUTCOME_A, 30), ("a", "b", OUTCOME_B, 20), ("b", "c", OUTCOME_A, 25),
         ("b", "c", OUTCOME_B, 25), ("c", "a", OUTCOME_A, 15), ("c", "a", OUTCOME_B, 30),
         ("top", "a", OUTCOME_A, 3), ("new", "b", OUTCOME_TIE, 1),
     ]  # fmt: skip
     fit = fit_bt(from_count_rows(rows))
+    top = fit.models.index("top")
+    bounded = np.arange(len(fit.models)) != top
     b, s = bootstrap(fit, rounds=500, seed=0), sandwich(fit)
     for iv in (b, s):
-        assert np.all(np.isfinite(iv.lower)) and np.all(np.isfinite(iv.upper))
+        assert np.all(np.isfinite(iv.lower)) and np.all(np.isfinite(iv.upper[bounded]))
         assert np.all(iv.lower <= fit.rating + 1e-9) and np.all(fit.rating <= iv.upper + 1e-9)
+        # three wins over "a" and no loss: no upper bound, and a lower bound from the data
+        # alone (three straight wins have probability 2.5% when sigma(d)^3 = 0.025, i.e.
+        # 154 points below "a"), far below the rating the virtual tie gives
+        d = SCALE * np.log(0.025 ** (1 / 3) / (1 - 0.025 ** (1 / 3)))
+        assert iv.upper[top] == np.inf
+        assert abs(iv.lower[top] - fit.rating[fit.models.index("a")] - d) < 1e-6
+        assert iv.lower[top] < fit.rating[top] - 400
     # "new" tied once: in about 1 - 1/e of rounds it has no battle, or the tie (its only
     # link) is redrawn away; those rounds use a smaller core and are still solved
     assert b.diagnostics["other_core_rounds"] > 100

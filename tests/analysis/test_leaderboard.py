@@ -85,9 +85,11 @@ def test_edge_cases_are_json_safe_and_unranked_where_unrated():
             "disconnected",
             "no_battles",
         ]
-        assert d["rank"][4:] == [None, None, None] and all(r is not None for r in d["rank"][:4])
+        assert d["rank"][4:] == [None, None, None] and all(r is not None for r in d["rank"][:3])
         assert d["rating"][4:] == [None, None, None] and d["votes"][4:] == [2, 2, 0]
-        assert all(v is not None for v in d["ci_upper"][:4])
+        assert all(v is not None for v in d["ci_upper"][:3])
+        # three wins, no loss: no upper bound, so no rank from the virtual tie
+        assert d["ci_upper"][3] is None and d["ci_lower"][3] is not None and d["rank"][3] is None
         assert d["predicted_win_rate"][0][4] is None and d["battle_count"][4][5] == 2
         assert d["diagnostics"]["ford_condition"] is False
 
