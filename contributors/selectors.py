@@ -138,7 +138,8 @@ def top_contributors(*, limit: int = 100) -> dict:
     """Registered users by counted votes; everyone else is counted, never listed."""
     sid = lb_selectors.published_snapshot_id()
     accounts = Contributor.objects.aggregate(n=Count("id"), last=Max("updated_at"))
-    key = f"contributors:top:{sid}:{limit}:{accounts['n']}:{accounts['last']}"
+    last = accounts["last"].timestamp() if accounts["last"] else 0
+    key = f"contributors:top:{sid}:{limit}:{accounts['n']}:{last}"
     data = cache.get(key)
     if data is not None:
         return data
