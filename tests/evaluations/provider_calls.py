@@ -29,23 +29,24 @@ def provider_fn(
         timeout_seconds=timeout,
     )
     greedy = Generation(max_tokens=1024, temperature=0.0, top_p=1.0)
-    # One event loop and keep-alive client per calling thread (the suites call from a pool).
-    local = threading.local()
+    # One event loop on a thread of its own, shared by the calling threads (the suites call
+    # from a pool): a caller's thread may already run a loop (Playwright's, in the suite).
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    http = httpx.AsyncClient(timeout=timeout)
 
     def send(request: Any) -> str:
-        if not hasattr(local, "loop"):
-            local.loop = asyncio.new_event_loop()
-            local.http = httpx.AsyncClient(timeout=timeout)
         if isinstance(request, tuple):
             prompt = Prompt(messages=request)
         elif isinstance(request, Prompt):
             prompt = request
         else:  # analysis.fim.ChatFimPrompt
             prompt = Prompt(messages=tuple(request.messages), stop=tuple(request.stop))
+        future = asyncio.run_coroutine_threadsafe(
+            asyncio.wait_for(complete(http, config, prompt, greedy), timeout), loop
+        )
         try:
-            return local.loop.run_until_complete(
-                asyncio.wait_for(complete(local.http, config, prompt, greedy), timeout)
-            )
+            return future.result()
         except TimeoutError:
             raise ProviderError("timeout", f"no answer in {timeout:g} s") from None
 
