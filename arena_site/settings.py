@@ -14,8 +14,14 @@ import environ
 import plotly
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+# The site package: templates/, static/ and data/ ship inside it (and so inside the wheel),
+# so a site installed from the package finds them wherever site-packages is.
+BASE_DIR = Path(__file__).resolve().parent
+# Where files written at run time go: next to manage.py in a source checkout, else the
+# working directory (an installed site; the image sets /app). var/ holds the embedded
+# SQLite file; STATIC_ROOT below defaults to staticfiles/ here.
+PROJECT_DIR = BASE_DIR.parent if (BASE_DIR.parent / "manage.py").is_file() else Path.cwd()
+VAR_DIR = PROJECT_DIR / "var"
 
 env = environ.Env()
 
@@ -150,7 +156,7 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(PROJECT_DIR / "staticfiles")))
 # plotly.js comes from the plotly package itself, served as our own static file (no CDN).
 STATICFILES_DIRS = [BASE_DIR / "static", ("plotly", Path(plotly.__file__).parent / "package_data")]
 STORAGES = {

@@ -14,7 +14,11 @@ from catalogue.services import seed_demo_catalogue
 from ingest.models import Battle, CodeContext, Outcome
 
 SAMPLE = (
-    Path(__file__).parents[2] / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"
+    Path(__file__).parents[2]
+    / "arena_site"
+    / "data"
+    / "copilot-arena-sample"
+    / "copilot_arena_examples_v1.csv"
 )
 
 
