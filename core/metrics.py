@@ -29,6 +29,7 @@ def process_identifier() -> str:
 
 
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
     # Before any metric exists: each takes its value class when it is created.
     values.ValueClass = values.MultiProcessValue(process_identifier=process_identifier)
 
