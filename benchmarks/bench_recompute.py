@@ -188,8 +188,21 @@ def run_wrk(url: str, seconds: int, connections: int) -> dict:
     }
 
 
+def collect_static() -> str:
+    """Pages name hashed static files from collectstatic's manifest (production storage)."""
+    root = ROOT / "var" / "bench-static"
+    env = {**os.environ, "SECRET_KEY": "bench", "DEBUG": "0", "STATIC_ROOT": str(root)}
+    env.pop("DATABASE_URL", None)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
+        check=True,
+    )  # fmt: skip
+    return str(root)
+
+
 def bench_reads(seconds: int, repeats: int, workers: str, connections: list[int]) -> list[dict]:
     results = []
+    static_root = collect_static()
     for label, cache in (("cached", ""), ("no cache (reference)", "dummy")):
         counts = connections if cache == "" else connections[:1]
         port = free_port()
@@ -200,6 +213,7 @@ def bench_reads(seconds: int, repeats: int, workers: str, connections: list[int]
             "SECRET_KEY": "bench",
             "DEBUG": "0",
             "ALLOWED_HOSTS": "127.0.0.1",
+            "STATIC_ROOT": static_root,
             "THROTTLE_READ_IP": "100000000/min",
             "ARENA_CACHE": cache,
         }
