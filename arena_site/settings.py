@@ -145,6 +145,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
+# Keep retrying the broker while a worker starts (and say so: Celery 5 warns otherwise).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Auth, i18n, static -----------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
