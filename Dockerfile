@@ -1,18 +1,30 @@
-# Image for the web app, the Celery worker and beat (see docker-compose.yml).
-FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# The image of the web and pairs pools, the Celery worker and beat (docker-compose.yml).
+# Stage 1 builds the wheel from the source; stage 2 installs only that wheel into a slim
+# runtime, collects the static files into it and runs as an unprivileged user.
+# `make lint` checks this file with hadolint; deploy/smoke_test.py proves the same steps
+# (wheel -> fresh environment -> collectstatic -> gunicorn) without a Docker engine.
+
+FROM python:3.11-slim-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
+
+FROM python:3.11-slim-bookworm AS runtime
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    STATIC_ROOT=/app/staticfiles \
+    PROMETHEUS_MULTIPROC_DIR=/tmp/arena-metrics
+RUN groupadd --system --gid 10001 arena \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /app --create-home arena
+COPY --from=build /dist/ /tmp/dist/
+RUN pip install --no-cache-dir /tmp/dist/*.whl && rm -rf /tmp/dist
 WORKDIR /app
-COPY pyproject.toml README.md ./
-COPY arena_site arena_site
-COPY ingest ingest
-COPY leaderboard leaderboard
-COPY analysis analysis
-COPY serving serving
-COPY templates templates
-COPY static static
-COPY data data
-COPY manage.py ./
-RUN pip install --no-cache-dir . && \
-    SECRET_KEY=build-only DEBUG=0 DATABASE_URL=sqlite:////tmp/build.sqlite3 python manage.py collectstatic --noinput
-EXPOSE 8000
-CMD ["gunicorn", "arena_site.wsgi", "--preload", "--bind", "0.0.0.0:8000", "--workers", "4"]
+# Hashed, gzip- and brotli-compressed static files, part of the image (WhiteNoise serves them).
+RUN SECRET_KEY=build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+    arena-manage collectstatic --noinput --verbosity 0 && rm -f /tmp/build.sqlite3
+USER 10001:10001
+EXPOSE 8000 8001
+# /healthz of the pool in this container (HEALTHCHECK_URL; the pairs service sets :8001).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["arena-healthcheck"]
+CMD ["gunicorn", "-c", "python:arena_site.gunicorn_conf", "--preload", "--bind", "0.0.0.0:8000", "--workers", "4"]

@@ -14,8 +14,14 @@ import environ
 import plotly
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+# The site package: templates/, static/ and data/ ship inside it (and so inside the wheel),
+# so a site installed from the package finds them wherever site-packages is.
+BASE_DIR = Path(__file__).resolve().parent
+# Where files written at run time go: next to manage.py in a source checkout, else the
+# working directory (an installed site; the image sets /app). var/ holds the embedded
+# SQLite file; STATIC_ROOT below defaults to staticfiles/ here.
+PROJECT_DIR = BASE_DIR.parent if (BASE_DIR.parent / "manage.py").is_file() else Path.cwd()
+VAR_DIR = PROJECT_DIR / "var"
 
 env = environ.Env()
 
@@ -127,7 +133,9 @@ if REDIS_URL:
     CELERY_TASK_ALWAYS_EAGER = False
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    CELERY_BROKER_URL = "memory://"
+    # With a host name: a bare "memory://" makes kombu warn on every task ("No hostname
+    # was supplied. Reverting to default 'localhost'").
+    CELERY_BROKER_URL = "memory://localhost/"
     CELERY_TASK_ALWAYS_EAGER = True
 # Benchmarks only: measure the pages with every cache miss (benchmarks/bench_recompute.py).
 ARENA_LOCAL_CACHE = env.str("ARENA_CACHE", default="") != "dummy"
@@ -139,6 +147,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
+# Keep retrying the broker while a worker starts (and say so: Celery 5 warns otherwise).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Auth, i18n, static -----------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -152,16 +162,39 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(PROJECT_DIR / "staticfiles")))
 # plotly.js comes from the plotly package itself, served as our own static file (no CDN).
-STATICFILES_DIRS = [BASE_DIR / "static", ("plotly", Path(plotly.__file__).parent / "package_data")]
+# (arena_site/static/ is found as the site app's own static folder.)
+STATICFILES_DIRS = [("plotly", Path(plotly.__file__).parent / "package_data")]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
+# Hashed names (cached for a year, `immutable`) and gzip/brotli copies made by collectstatic;
+# WhiteNoise serves them from STATIC_ROOT in every process, behind nginx or not
+# (docs/deployment.md, "Static files"). Tests swap in the plain storage (tests/conftest.py).
+
+# --- Behind a reverse proxy, over TLS (docs/deployment.md, "Settings") -------------------
+# HTTPS=1: browsers reach the site over https (TLS ends at the proxy). It turns on the
+# redirect to https, HSTS and secure cookies. Off by default, so plain-http runs (a laptop,
+# docker compose on localhost, the benchmarks) work; `check --deploy` warns while it is off.
+HTTPS = env.bool("HTTPS", default=False)
+# Whether a request came over https is told by the proxy's X-Forwarded-Proto. Trusted by
+# default once NUM_PROXIES says a proxy is in front (the shipped nginx.conf overwrites the
+# header); set SECURE_PROXY_SSL_HEADER="" to ignore it, or another header name.
+_ssl_header = env.str("SECURE_PROXY_SSL_HEADER", default="X-Forwarded-Proto" if NUM_PROXIES else "")
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _ssl_header.upper().replace("-", "_"), "https") if _ssl_header else None
+)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
+# Probes talk to the app directly over http: never redirect them.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
-SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)
+SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
 # --- REST framework ---------------------------------------------------------------
@@ -264,11 +297,42 @@ ANOMALY_MIN_VOTE_GAP_SECONDS = env.float("ANOMALY_MIN_VOTE_GAP_SECONDS", default
 ANOMALY_MIN_LATENCY_MS = env.float("ANOMALY_MIN_LATENCY_MS", default=20.0)
 ANOMALY_AUTO_EXCLUDE = env.bool("ANOMALY_AUTO_EXCLUDE", default=False)
 
+# Logs: one line per record on stderr, "plain" text or "json" (one object per line, for a
+# log shipper; arena_site/log_format.py). Celery's worker logs through the same handler.
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "arena_site.log_format.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Embedded mode runs tasks inside manage.py: keep Celery's per-task lines out of
+        # the commands' output.
+        **({"celery": {"level": "WARNING"}} if EMBEDDED else {}),
+    },
 }
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Operations -------------------------------------------------------------------
+# /metrics (Prometheus text format; arena_site/metrics.py) answers these client addresses
+# (CIDRs, via core.client_ip) or a request carrying `Authorization: Bearer METRICS_TOKEN`.
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=["127.0.0.1/32", "::1/128"])
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+
+# Errors to Sentry when SENTRY_DSN is set, with code and user ids scrubbed (arena_site/sentry.py).
+SENTRY_DSN = env.str("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    from arena_site.sentry import init_sentry
+
+    init_sentry(
+        dsn=SENTRY_DSN,
+        environment=env.str("SENTRY_ENVIRONMENT", default="production"),
+        traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+    )

@@ -1,9 +1,10 @@
-"""URL map: admin, ingest (native API and extension routes), OpenAPI schema and docs."""
+"""URL map: admin, ingest (native API and extension routes), OpenAPI schema and docs, metrics."""
 
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from arena_site.metrics import metrics_view
 from contributors import urls as contributors_urls
 from core.views import HealthView
 from external import urls as external_urls
@@ -14,6 +15,7 @@ from serving import urls as serving_urls
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", HealthView.as_view(), name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/v1/", include(ingest_urls.api_v1)),
     path("api/v1/", include(leaderboard_urls.api_v1)),
     path("api/v1/", include(external_urls.api_v1)),

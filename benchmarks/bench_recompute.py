@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -153,15 +154,29 @@ def wrk_read(url: str, seconds: int, connections: int) -> dict:
     }
 
 
+def collect_static() -> str:
+    """Pages name hashed static files from collectstatic's manifest (production storage)."""
+    root = ROOT / "var" / "bench-static"
+    env = {**os.environ, "SECRET_KEY": "bench", "DEBUG": "0", "STATIC_ROOT": str(root)}
+    env.pop("DATABASE_URL", None)
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
+        check=True,
+    )  # fmt: skip
+    return str(root)
+
+
 def bench_reads(args: argparse.Namespace, connections: list[int]) -> list[dict]:
     results = []
     logdir = Path(tempfile.mkdtemp(prefix="bench_recompute_"))
+    static_root = collect_static()
     for label, cache in (("cached", ""), ("no cache (reference)", "dummy")):
         counts = connections if cache == "" else connections[:1]
         env = django_env(
             args.db,
             args.redis_url,
             ALLOWED_HOSTS="127.0.0.1",
+            STATIC_ROOT=static_root,
             THROTTLE_READ_IP="100000000/min",
             ARENA_CACHE=cache,
         )

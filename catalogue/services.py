@@ -10,7 +10,7 @@ from core.models import AuditEntry
 
 from .demo import DEMO_MODELS
 from .models import ArenaModel, Visibility
-from .selectors import clear_catalogue_cache
+from .selectors import clear_catalogue_cache, resolve_model_key
 
 
 def seed_demo_catalogue() -> int:
@@ -89,3 +89,30 @@ def unmerge_model(*, source: ArenaModel, reason: str, actor) -> None:
             after={"merged_into": None, "visibility": visibility},
         )
     clear_catalogue_cache()
+
+
+def add_models(*, keys: list[str], reason: str) -> list[str]:
+    """Create catalogue models for keys nothing resolves (named after their key, default
+    visibility), each with an audit entry; returns the keys created. Invalid keys are skipped."""
+    from django.core.exceptions import ValidationError
+
+    created = []
+    for key in keys:
+        if resolve_model_key(key) is not None:
+            continue
+        model = ArenaModel(key=key, display_name=key)
+        try:
+            model.full_clean()
+        except ValidationError:
+            continue
+        with transaction.atomic():
+            model.save()
+            record(
+                actor=None,
+                action="add_model",
+                target=key,
+                reason=reason,
+                after={"key": key, "visibility": model.visibility},
+            )
+        created.append(key)
+    return created

@@ -8,4 +8,5 @@ class CoreConfig(AppConfig):
     verbose_name = "Access and audit"
 
     def ready(self) -> None:
-        from . import receivers  # noqa: F401  (API-key cache invalidation)
+        # receivers: API-key cache invalidation; schema: the API key in the OpenAPI schema.
+        from . import receivers, schema  # noqa: F401

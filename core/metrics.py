@@ -1,13 +1,37 @@
 """The process's Prometheus metrics: one place that names them, so every app counts the same way.
 
 Apps only increment or observe these; the `/metrics` view (and, under gunicorn, the
-multiprocess collector) lives with the deployment code. Labels are small fixed sets (route
-names, reasons, model keys): never user ids, code or free text.
+multiprocess collector) lives with the deployment code (`arena_site/metrics.py`). Labels are
+small fixed sets (route names, reasons, model keys): never user ids, code or free text.
+
+With PROMETHEUS_MULTIPROC_DIR set, every process writes its values to files there and
+`/metrics` adds them up: the web and pairs pools and the Celery worker share one directory.
+The files are named by host name and pid, not pid alone, so containers (each with its own
+pid 1) can share the directory too.
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+import os
+import socket
+
+from prometheus_client import Counter, Histogram, values
+
+_HOST = socket.gethostname()
+
+
+def process_identifier_of(pid: int) -> str:
+    return f"{_HOST}_{pid}"
+
+
+def process_identifier() -> str:
+    return process_identifier_of(os.getpid())
+
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
+    # Before any metric exists: each takes its value class when it is created.
+    values.ValueClass = values.MultiProcessValue(process_identifier=process_identifier)
 
 VOTES = Counter(
     "arena_votes_total",

@@ -1,6 +1,6 @@
 """Parsers for public leaderboard score files, turned into flat ``ExternalScoreRow`` lists.
 
-Each parser reads one real file format (copies and provenance in ``data/benchmarks/``,
+Each parser reads one real file format (copies and provenance in ``arena_site/data/benchmarks/``,
 described in its SOURCES.md) and returns one row per (model, metric):
 
 ==================  =========================  ==================================================

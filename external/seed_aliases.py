@@ -1,4 +1,4 @@
-"""The alias table for the demo catalogue, from data/benchmarks/SOURCES.md.
+"""The alias table for the demo catalogue, from arena_site/data/benchmarks/SOURCES.md.
 
 Each entry: (source, the source's exact spelling, catalogue key or None, note, caveat).
 ``None`` records a name that is deliberately *not* matched (a near-duplicate SOURCES.md

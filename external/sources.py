@@ -116,7 +116,7 @@ PUBLISHED_REFERENCE = {
 @dataclass(frozen=True)
 class DemoImport:
     format: str
-    paths: tuple[str, ...]  # relative to settings.BASE_DIR
+    paths: tuple[str, ...]  # relative to settings.BASE_DIR (the arena_site package)
     options: dict = field(default_factory=dict)
 
 

@@ -41,6 +41,7 @@ class _OutcomeView(VoteView):
         result = record_battle(
             vote=self.serializer_class.vote_from(data), client=request.auth, ip=client_ip(request)
         )
+        self.votes = {"stored": 1} if result.created else {"duplicate": 1}
         return Response({"status": "success", "created": result.created})
 
 
@@ -51,6 +52,7 @@ class _OutcomeView(VoteView):
 )
 class CompletionOutcomeView(_OutcomeView):
     serializer_class = CompletionOutcomeSerializer
+    vote_route = "add_completion_outcome"
 
 
 @extend_schema(
@@ -60,6 +62,7 @@ class CompletionOutcomeView(_OutcomeView):
 )
 class EditOutcomeView(_OutcomeView):
     serializer_class = EditOutcomeSerializer
+    vote_route = "add_edit_outcome"
 
 
 class AddCompletionView(VoteView):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -193,8 +193,14 @@ def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iter
         }
 
 
-def simulate(*, battles: int, seed: int) -> SimulationResult:
-    """Write `battles` simulated battles; returns counts and time taken."""
+def simulate(
+    *,
+    battles: int,
+    seed: int,
+    progress: Callable[[Iterator[dict], int], Iterable[dict]] = lambda rows, _total: rows,
+) -> SimulationResult:
+    """Write `battles` simulated battles; returns counts and time taken. `progress` wraps
+    the rows as they are written (given their total), for a progress bar."""
     import time
 
     started = time.perf_counter()
@@ -206,7 +212,7 @@ def simulate(*, battles: int, seed: int) -> SimulationResult:
     run = uuid.uuid4().hex[:8]
     rows = _rows(draws, model_ids, run)
     with transaction.atomic():
-        copy_rows(rows)
+        copy_rows(progress(rows, battles))
     return SimulationResult(
         battles=battles, users=len(np.unique(draws["user"])), seconds=time.perf_counter() - started
     )

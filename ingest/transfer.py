@@ -20,6 +20,8 @@ from typing import IO
 from django.utils.dateparse import parse_datetime
 
 from catalogue.models import ArenaModel
+from catalogue.selectors import resolve_model_key
+from catalogue.services import add_models
 from core.errors import flatten_errors
 
 from .models import Battle, BattleSource, CodeContext
@@ -38,6 +40,8 @@ class ImportReport:
     created: int = 0
     duplicates: int = 0
     rejected: list[tuple[int, str]] = field(default_factory=list)  # (line, reason)
+    unknown_models: set[str] = field(default_factory=set)  # keys no model or alias resolves
+    added_models: list[str] = field(default_factory=list)  # ... created (add_unknown_models)
 
 
 def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict]]:
@@ -109,10 +113,24 @@ def _to_vote(item: dict | str, source: str) -> VoteIn | str:
     return replace(vote, user_hash=user_hash or "", received_at=received_at)
 
 
+def _unknown_keys(item: dict | str) -> list[str]:
+    if not isinstance(item, dict):
+        return []
+    keys = [item.get("model_a"), item.get("model_b")]
+    return [k for k in keys if isinstance(k, str) and k and resolve_model_key(k) is None]
+
+
 def import_battles(
-    path: Path, *, progress: Callable[[Iterable], Iterable] = lambda rows: rows
+    path: Path,
+    *,
+    progress: Callable[[Iterable], Iterable] = lambda rows: rows,
+    add_unknown_models: bool = False,
 ) -> ImportReport:
-    """Import a `.csv` (Copilot Arena sample) or `.jsonl` (our export) file."""
+    """Import a `.csv` (Copilot Arena sample) or `.jsonl` (our export) file.
+
+    A row naming a model the catalogue does not know is rejected (listed in
+    `unknown_models`), unless `add_unknown_models`: then the model is created first (named
+    after its key, audited) -- for restoring an export onto a fresh database."""
     report = ImportReport()
     with open(path, encoding="utf-8", newline="") as stream:
         if path.suffix.lower() == ".csv":
@@ -124,6 +142,13 @@ def import_battles(
         chunk: list[tuple[int, VoteIn]] = []
         for line, item in progress(rows):
             report.rows += 1
+            unknown = _unknown_keys(item)
+            if unknown and add_unknown_models:
+                report.added_models += add_models(
+                    keys=unknown, reason=f"import_battles --add-unknown-models {path.name}"
+                )
+            else:
+                report.unknown_models.update(unknown)
             vote = _to_vote(item, BattleSource.IMPORT)
             if isinstance(vote, str):
                 report.rejected.append((line, vote))

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from core.auth import AnonymousAllowed, HasApiKey
 from core.client_ip import client_ip
+from core.metrics import VOTES
 from core.throttles import VOTE_THROTTLES
 
 from .models import BattleSource
@@ -35,17 +36,40 @@ ERRORS = {
 
 
 class VoteView(APIView):
-    """Base of every vote route: anonymous allowed (by setting), vote throttles, JSON out."""
+    """Base of every vote route: anonymous allowed (by setting), vote throttles, JSON out.
+
+    Routes that take battles set `vote_route` (the `route` label of arena_votes_total) and
+    `self.votes` to {"stored": n, "duplicate": m} once stored; an error answer counts its
+    `self.votes_in` votes under "rejected_<error code>" (throttled, invalid, conflict, ...).
+    """
 
     permission_classes = [AnonymousAllowed]
     throttle_classes = VOTE_THROTTLES
+    vote_route: str | None = None
 
     def perform_content_negotiation(self, request, force=False):
         # Votes always answer JSON; parsing Accept on every vote was ~8 % of its CPU.
         return (JSON_RENDERER, "application/json")
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.vote_route is not None:
+            if response.status_code < 400:
+                for result, n in getattr(self, "votes", {}).items():
+                    if n:
+                        VOTES.labels(self.vote_route, result).inc(n)
+            else:
+                data = response.data if isinstance(response.data, dict) else {}
+                reason = data.get("error") or str(response.status_code)
+                VOTES.labels(self.vote_route, f"rejected_{reason}").inc(
+                    getattr(self, "votes_in", 1)
+                )
+        return response
+
 
 class BattleView(VoteView):
+    vote_route = "battles"
+
     @extend_schema(
         request=BattleSerializer,
         responses={201: BattleCreatedSerializer, 200: BattleCreatedSerializer, **ERRORS},
@@ -60,6 +84,7 @@ class BattleView(VoteView):
             client=request.auth,
             ip=client_ip(request),
         )
+        self.votes = {"stored": 1} if result.created else {"duplicate": 1}
         return Response(
             {
                 "status": "created" if result.created else "duplicate",
@@ -72,6 +97,7 @@ class BattleView(VoteView):
 
 class BattleBatchView(VoteView):
     permission_classes = [HasApiKey]
+    vote_route = "battles_batch"
 
     @extend_schema(
         request=BattleBatchSerializer,
@@ -87,6 +113,7 @@ class BattleBatchView(VoteView):
             raise serializers.ValidationError(
                 {"battles": ["Must be a non-empty list of battle objects."]}
             )
+        self.votes_in = len(items)
         if len(items) > settings.ARENA_MAX_BATCH:
             raise serializers.ValidationError(
                 {
@@ -106,6 +133,7 @@ class BattleBatchView(VoteView):
         if errors:
             raise BatchRejected(errors, conflict=False)
         result = record_battles(votes=votes, client=request.auth, ip=client_ip(request))
+        self.votes = {"stored": result.created, "duplicate": result.duplicates}
         return Response(
             {"created": result.created, "duplicates": result.duplicates},
             status=status.HTTP_201_CREATED,

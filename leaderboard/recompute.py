@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -22,6 +23,7 @@ from analysis.grouping import GroupedCounts
 from analysis.leaderboard import Leaderboard, compute_leaderboard
 from analysis.ranks import rank_ub
 from catalogue.models import ArenaModel, Visibility
+from core.metrics import RECOMPUTE_SECONDS
 
 from .aggregation import DIMENSIONS, BattleCells, aggregate
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
@@ -67,7 +69,14 @@ def public_ranks(lower: np.ndarray, upper: np.ndarray, shown: np.ndarray) -> np.
     return ranks
 
 
-def fit_slices(cells: BattleCells, config: RatingConfig, keys: dict[int, str]) -> list[SliceResult]:
+def fit_slices(
+    cells: BattleCells,
+    config: RatingConfig,
+    keys: dict[int, str],
+    progress: Callable[[list], Iterable] = lambda jobs: jobs,
+) -> list[SliceResult]:
+    """Fit the overall board and every slice with enough battles. `progress` wraps the list
+    of slices to fit (for a progress bar)."""
     anchor = config.anchor.key if config.anchor is not None else None
 
     def fit(counts, rounds: int, position_bias: bool = False) -> Leaderboard:
@@ -82,27 +91,26 @@ def fit_slices(cells: BattleCells, config: RatingConfig, keys: dict[int, str]) -
             anchor_value=config.anchor_value,
         )
 
-    overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
-    results = [
-        SliceResult(
-            OVERALL,
-            OVERALL,
-            "",
-            fit(overall, config.rounds),
-            adjusted=fit(overall, config.rounds, position_bias=True) if overall.total else None,
-            counts=overall,
-        )
-    ]
+    jobs: list[tuple[str, str, str, np.ndarray | None]] = [(OVERALL, OVERALL, "", None)]
     for dim in DIMENSIONS:
         values = cells.dims[dim]
         for value in sorted(set(values.tolist())):
             mask = values == value
-            if int(cells.count[mask].sum()) < config.slice_min_battles:
-                continue
-            counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
+            if int(cells.count[mask].sum()) >= config.slice_min_battles:
+                jobs.append((f"{dim}:{value}", dim, str(value), mask))
+    results = []
+    for key, dim, value, mask in progress(jobs):
+        if mask is None:
+            overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
+            adjusted = fit(overall, config.rounds, position_bias=True) if overall.total else None
             results.append(
-                SliceResult(f"{dim}:{value}", dim, str(value), fit(counts, config.slice_rounds))
+                SliceResult(
+                    key, dim, value, fit(overall, config.rounds), adjusted=adjusted, counts=overall
+                )
             )
+        else:
+            counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
+            results.append(SliceResult(key, dim, value, fit(counts, config.slice_rounds)))
     return results
 
 
@@ -226,15 +234,18 @@ def prune_snapshots(*, keep_all_days: int) -> int:
     return len(doomed)
 
 
-def recompute(*, trigger: str = "manual") -> Snapshot:
-    """Recompute every slice and publish the snapshot. On failure, record it and re-raise."""
+def recompute(
+    *, trigger: str = "manual", progress: Callable[[list], Iterable] = lambda jobs: jobs
+) -> Snapshot:
+    """Recompute every slice and publish the snapshot. On failure, record it and re-raise.
+    `progress` wraps the slices to fit (see `fit_slices`)."""
     started = time.perf_counter()
     try:
         config = RatingConfig.current()
         cells = aggregate()
         t_agg = time.perf_counter() - started
         keys = dict(ArenaModel.objects.values_list("id", "key"))
-        results = fit_slices(cells, config, keys)
+        results = fit_slices(cells, config, keys, progress)
         t_fit = time.perf_counter() - started - t_agg
         snapshot = publish(
             results=results,
@@ -253,7 +264,9 @@ def recompute(*, trigger: str = "manual") -> Snapshot:
             error=f"{type(exc).__name__}: {exc}"[:2000],
             duration_seconds=time.perf_counter() - started,
         )
+        RECOMPUTE_SECONDS.labels("failed").observe(time.perf_counter() - started)
         raise
+    RECOMPUTE_SECONDS.labels("published").observe(snapshot.duration_seconds)
     log.info(
         "Published snapshot %s: %s battles, %.2f s (SQL %.2f s, fit %.2f s)",
         snapshot.pk,

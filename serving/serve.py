@@ -13,6 +13,7 @@ import numpy as np
 from django.conf import settings
 
 from analysis.latency import sample_pair
+from core.metrics import PROVIDER_LATENCY
 from ingest.completions import record_completions
 from ingest.votes import CompletionIn
 
@@ -72,7 +73,9 @@ def serve(
             f"({settings.SERVING_PAIR_DEADLINE_SECONDS:g} s)."
         ) from None
     for attempt in outcome.attempts:
-        if attempt.error is not None:
+        if attempt.ok:
+            PROVIDER_LATENCY.labels(attempt.slot.key).observe(attempt.latency_s)
+        elif attempt.error is not None:
             # Model key, provider kind and a fixed reason only: no URL, body, code or key.
             log.warning(
                 "pair %r: %s (%s) failed after %.2f s: %s",  # %r: the id is client text

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.auth import AnonymousAllowed, ApiKeyAuthentication
+from core.metrics import PAIRS
 from core.throttles import PAIR_THROTTLES
 
 from . import services
@@ -89,6 +90,17 @@ class _PairView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [AnonymousAllowed]
     throttle_classes = PAIR_THROTTLES
+    kind = "pair"  # the `kind` label of arena_pairs_total
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if response.status_code < 400:
+            result = "ok"
+        else:
+            data = response.data if isinstance(response.data, dict) else {}
+            result = data.get("error") or str(response.status_code)
+        PAIRS.labels(self.kind, result).inc()
+        return response
 
 
 class CreatePairView(_PairView):
@@ -104,6 +116,8 @@ class CreatePairView(_PairView):
 
 
 class CreateEditPairView(_PairView):
+    kind = "edit"
+
     @extend_schema(
         request=CreateEditPairSerializer,
         responses={200: EDIT_RESPONSE, **ERRORS},

@@ -15,6 +15,22 @@ def _django(request) -> bool:
     return request.config.pluginmanager.hasplugin("django")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _plain_static_storage(request):
+    # The production storage names files by the manifest collectstatic writes; the suite
+    # does not run collectstatic (deploy/smoke_test.py serves the real thing), so pages
+    # here name static files plainly.
+    if not _django(request):
+        yield
+        return
+    from django.conf import settings
+    from django.test import override_settings
+
+    plain = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+    with override_settings(STORAGES={**settings.STORAGES, "staticfiles": plain}):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _no_vote_triggered_recompute(request):
     # Pipeline tests switch this back on; elsewhere votes must not enqueue recomputes.

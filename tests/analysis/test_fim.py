@@ -35,7 +35,11 @@ from analysis.fim import (
 from tests.analysis.fim_original_rules import original_parse_response
 
 SAMPLE = (
-    Path(__file__).parents[2] / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"
+    Path(__file__).parents[2]
+    / "arena_site"
+    / "data"
+    / "copilot-arena-sample"
+    / "copilot_arena_examples_v1.csv"
 )
 COLUMNS = (
     "prefix",

@@ -1,4 +1,4 @@
-"""Tests for external.benchmark_formats on the real score files in data/benchmarks/ and on
+"""Tests for external.benchmark_formats on the real score files in arena_site/data/benchmarks/ and on
 broken copies of them."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from external.benchmark_formats import (
     parse_livecodebench,
 )
 
-DATA = Path(__file__).parents[2] / "data" / "benchmarks"
+DATA = Path(__file__).parents[2] / "arena_site" / "data" / "benchmarks"
 LB_TABLE_2024 = DATA / "livebench" / "table_2024_08_31.csv"
 LB_CATS_2024 = DATA / "livebench" / "categories_2024_08_31.json"
 LB_TABLE_2026 = DATA / "livebench" / "table_2026_01_08.csv"

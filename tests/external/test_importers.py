@@ -348,6 +348,7 @@ def test_codearena_errors_are_clear(tmp_path, aliases):
 
 def test_usage_errors(aliases):
     assert "no such file" in _import_error("evalplus", "/nonexistent/results.json")
+    assert "is a directory, not a file" in _import_error("evalplus", str(BENCH))
     assert "only apply to livecodebench" in _import_error(
         "evalplus", str(BENCH / "evalplus/results.json"), "--start", "2024-01-01"
     )

@@ -14,7 +14,11 @@ from catalogue.services import seed_demo_catalogue
 from ingest.models import Battle, CodeContext, Outcome
 
 SAMPLE = (
-    Path(__file__).parents[2] / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"
+    Path(__file__).parents[2]
+    / "arena_site"
+    / "data"
+    / "copilot-arena-sample"
+    / "copilot_arena_examples_v1.csv"
 )
 
 
@@ -49,12 +53,16 @@ def test_reimport_is_idempotent(catalogue):
     assert Battle.objects.count() == 112
 
 
-def test_unknown_model_rows_are_rejected_not_fatal(db, tmp_path):
-    # Without the catalogue every row names unknown models.
-    out, err = run("import_battles", str(SAMPLE))
+def test_unknown_model_rows_are_rejected_and_the_error_names_the_option(db, tmp_path):
+    # Without the catalogue every row names unknown models: every row is rejected, which
+    # fails the command, and the message says how to add the models.
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(CommandError, match=r"113 rejected\. Every row was rejected"):
+        call_command("import_battles", str(SAMPLE), "--quiet-progress", stdout=out, stderr=err)
     assert Battle.objects.count() == 0
-    assert "113 rejected" in out
-    assert "Unknown model key" in err
+    assert "Unknown model key" in err.getvalue()
+    assert "rerun with --add-unknown-models" in err.getvalue()
+    assert "codestral-2405" in err.getvalue()
 
 
 def test_jsonl_round_trip_keeps_users_and_code(catalogue, tmp_path):

@@ -38,7 +38,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Catalogue: {created} model(s) added.")
         seed_external_aliases()  # external scores and their aliases, for the correlations
         boards = import_demo_scores().boards
-        self.stdout.write(f"External scores: {len(boards)} board(s) from data/benchmarks/.")
+        self.stdout.write(
+            f"External scores: {len(boards)} board(s) from arena_site/data/benchmarks/."
+        )
         report = import_battles(SAMPLE)
         self.stdout.write(
             f"Copilot Arena sample: {report.created} imported, {report.duplicates} already present, "
@@ -54,7 +56,5 @@ class Command(BaseCommand):
             User = get_user_model()
             if not User.objects.filter(username="admin").exists():
                 User.objects.create_superuser("admin", "admin@localhost", "admin")
-                self.stdout.write(
-                    "Local admin: http://127.0.0.1:8000/admin/ as admin / admin (embedded demo only)."
-                )
+                self.stdout.write("Local admin: /admin/ as admin / admin (embedded demo only).")
         call_command("recompute_leaderboard", stdout=self.stdout)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli import readable_file
 from external.benchmark_formats import BenchmarkFormatError
 from external.importers import FORMATS
 from external.services import ImportReport, import_demo_scores, import_scores
@@ -60,6 +61,8 @@ class Command(BaseCommand):
                     raise CommandError("give a format and at least one file (or --demo)")
                 if (start or end) and format != "livecodebench":
                     raise CommandError("--start/--end only apply to livecodebench")
+                for path in files:
+                    readable_file(path)
                 report = import_scores(
                     fmt=format, paths=files, release=release, start=start, end=end
                 )

@@ -8,7 +8,7 @@ from external.services import seed_external_aliases
 class Command(BaseCommand):
     help = (
         "Add the external-leaderboard aliases of the demo catalogue's models (from "
-        "data/benchmarks/SOURCES.md) that are missing. Existing aliases are never changed."
+        "arena_site/data/benchmarks/SOURCES.md) that are missing. Existing aliases are never changed."
     )
 
     def handle(self, *args, **options):

@@ -4,9 +4,10 @@ import contextlib
 import json
 import sys
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from ingest.models import BattleSource
+from core.cli import progress
+from ingest.models import Battle, BattleSource
 from ingest.transfer import export_rows
 
 
@@ -21,12 +22,21 @@ class Command(BaseCommand):
         parser.add_argument("--source", action="append", choices=BattleSource.values)
 
     def handle(self, *args, output=None, include_code=False, source=None, **options):
+        qs = Battle.objects.all()
+        if source:
+            qs = qs.filter(source__in=source)
         with contextlib.ExitStack() as stack:
-            stream = (
-                stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
-            )
+            try:
+                stream = (
+                    stack.enter_context(open(output, "w", encoding="utf-8"))
+                    if output
+                    else sys.stdout
+                )
+            except OSError as exc:
+                raise CommandError(f"{output}: cannot write ({exc.strerror or exc})") from exc
             n = 0
-            for row in export_rows(include_code=include_code, sources=source):
+            rows = export_rows(include_code=include_code, sources=source)
+            for row in progress(rows, total=qs.count(), desc="Exporting", unit=" battles"):
                 stream.write(json.dumps(row, ensure_ascii=False) + "\n")
                 n += 1
         self.stderr.write(f"Exported {n} battle(s).")

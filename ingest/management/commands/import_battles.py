@@ -1,10 +1,14 @@
-"""manage.py import_battles FILE: the Copilot Arena sample CSV or this project's JSONL export."""
+"""manage.py import_battles FILE: the Copilot Arena sample CSV or this project's JSONL export.
+
+Exit status 1 (with a one-line reason) when the file cannot be read, holds no battles, or
+every row was rejected; 0 when at least one row was stored or was already present.
+"""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
+from core.cli import progress, readable_file
 from ingest.transfer import import_battles
 
 
@@ -16,23 +20,45 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", type=Path)
         parser.add_argument("--quiet-progress", action="store_true", help="No progress bar.")
+        parser.add_argument(
+            "--add-unknown-models",
+            action="store_true",
+            help="Create catalogue models for keys the catalogue does not know (named after "
+            "their key, public; audited) instead of rejecting their rows. Off by default.",
+        )
 
-    def handle(self, *args, file: Path, quiet_progress: bool, **options):
-        if not file.exists():
-            raise CommandError(f"No such file: {file}")
+    def handle(self, *args, file: Path, quiet_progress: bool, add_unknown_models: bool,
+               **options):  # fmt: skip
+        readable_file(file)
 
-        def progress(rows):
-            return (
-                rows if quiet_progress else tqdm(rows, desc=f"Importing {file.name}", unit=" rows")
-            )
+        def bar(rows):
+            return rows if quiet_progress else progress(rows, desc=f"Importing {file.name}")
 
         try:
-            report = import_battles(file, progress=progress)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+            report = import_battles(file, progress=bar, add_unknown_models=add_unknown_models)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{file}: {exc}") from exc
+        except OSError as exc:
+            raise CommandError(f"{file}: {exc.strerror or exc}") from exc
         for line, reason in report.rejected:
             self.stderr.write(f"{file.name}:{line}: rejected: {reason}")
-        self.stdout.write(
+        if report.added_models:
+            self.stdout.write(
+                f"Added {len(report.added_models)} model(s) to the catalogue: "
+                f"{', '.join(report.added_models)} (set their names and visibility in /admin/)."
+            )
+        if report.unknown_models:
+            self.stderr.write(
+                f"{len(report.unknown_models)} model key(s) are not in the catalogue: "
+                f"{', '.join(sorted(report.unknown_models))}. Add them in /admin/ (or with "
+                "seed_catalogue), or rerun with --add-unknown-models to create them."
+            )
+        summary = (
             f"{report.rows} row(s) read: {report.created} imported, "
             f"{report.duplicates} already present, {len(report.rejected)} rejected."
         )
+        if report.rows == 0:
+            raise CommandError(f"{file}: no battles in this file; nothing imported.")
+        if len(report.rejected) == report.rows:
+            raise CommandError(f"{summary} Every row was rejected (reasons above).")
+        self.stdout.write(summary)

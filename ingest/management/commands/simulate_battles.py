@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.cli import progress
 from ingest.simulation import delete_simulated, simulate
 
 
@@ -19,7 +20,13 @@ class Command(BaseCommand):
             return
         if battles < 1:
             raise CommandError("--battles must be at least 1")
-        result = simulate(battles=battles, seed=seed)
+        result = simulate(
+            battles=battles,
+            seed=seed,
+            progress=lambda rows, total: progress(
+                rows, total=total, desc="Writing", unit=" battles"
+            ),
+        )
         self.stdout.write(
             f"Simulated {result.battles:,} battles from {result.users:,} users "
             f"in {result.seconds:.1f} s (seed {seed})."

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
+from core.cli import progress
 from leaderboard.recompute import recompute
 
 
@@ -9,7 +10,10 @@ class Command(BaseCommand):
     help = "Recompute every slice and publish a new snapshot (no worker needed)."
 
     def handle(self, *args, **options):
-        s = recompute(trigger="command")
+        s = recompute(
+            trigger="command",
+            progress=lambda jobs: progress(jobs, total=len(jobs), desc="Fitting", unit=" slices"),
+        )
         self.stdout.write(
             f"Published snapshot {s.pk}: {s.battles:,} battles, {s.users:,} users, "
             f"{s.duration_seconds:.2f} s (SQL {s.aggregate_seconds:.2f} s, fit {s.fit_seconds:.2f} s)."

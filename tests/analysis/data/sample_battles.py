@@ -1,4 +1,4 @@
-"""Load the 113-battle Copilot Arena sample (Apache-2.0) shipped in data/copilot-arena-sample/.
+"""Load the 113-battle Copilot Arena sample (Apache-2.0) shipped in arena_site/data/copilot-arena-sample/.
 
 The CSV has very large quoted fields and one malformed row (a single field); this
 loader raises the csv field limit and skips rows that do not have all seven columns.
@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SAMPLE_CSV = (
-    Path(__file__).parents[3] / "data" / "copilot-arena-sample" / "copilot_arena_examples_v1.csv"
+    Path(__file__).parents[3]
+    / "arena_site"
+    / "data"
+    / "copilot-arena-sample"
+    / "copilot_arena_examples_v1.csv"
 )
 COLUMNS = (
     "prefix",
