@@ -1,7 +1,7 @@
 """HumanEval-infilling through the arena's own fill-in-the-middle path: pass@1 and well-formatted rate.
 
 Each problem is a file with a hole: ``prompt`` (before), ``suffix`` (after), the reference
-``canonical_solution`` and a ``test``. The data is in ``data/benchmarks/humaneval-infilling/``
+``canonical_solution`` and a ``test``. The data is in ``arena_site/data/benchmarks/humaneval-infilling/``
 (MIT; sources in its SOURCES.md): `SETS` names the single-line (1,033), random-span-light
 (164) and multi-line (5,815) sets.
 
@@ -43,7 +43,13 @@ from .calls import call, map_items
 from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python
 from .wellformed import ISSUES, format_issues
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "benchmarks" / "humaneval-infilling"
+DATA_DIR = (
+    Path(__file__).resolve().parent.parent
+    / "arena_site"
+    / "data"
+    / "benchmarks"
+    / "humaneval-infilling"
+)
 SETS = {
     "single-line": "HumanEval-SingleLineInfilling.jsonl.gz",
     "random-span-light": "HumanEval-RandomSpanInfillingLight.jsonl.gz",

@@ -21,7 +21,7 @@ categories and reports win rates per level-1 category.
 | baseline answer | ``baseline_answer``, the ``baseline_key`` column (default CodeArena's) |
 
 The taxonomy file is not shipped with the project (its repository states no licence); pass
-the path of a copy (``load_taxonomy``). ``data/evaluations/codearena-example.jsonl`` is a small
+the path of a copy (``load_taxonomy``). ``arena_site/data/evaluations/codearena-example.jsonl`` is a small
 set written for this project in CodeArena's layout, with an explicit ``category``.
 """
 
@@ -34,7 +34,11 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLE_SET = (
-    Path(__file__).resolve().parent.parent / "data" / "evaluations" / "codearena-example.jsonl"
+    Path(__file__).resolve().parent.parent
+    / "arena_site"
+    / "data"
+    / "evaluations"
+    / "codearena-example.jsonl"
 )
 CODEARENA_BASELINE_KEY = "gpt-4-turbo-2024-04-09_response"
 
