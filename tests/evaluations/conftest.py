@@ -24,7 +24,9 @@ def stub(stub_server):
     stub_server.reset()
 
 
-def add_model(key: str, stub: StubProvider, *, kind: str = "openai_chat", remote: str = "", **extra):
+def add_model(
+    key: str, stub: StubProvider, *, kind: str = "openai_chat", remote: str = "", **extra
+):
     """A catalogue model whose provider is the stub (remote name: ``remote`` or the key)."""
     from serving.models import ModelProvider
     from tests.factories import ArenaModelFactory

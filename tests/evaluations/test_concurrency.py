@@ -32,7 +32,7 @@ def test_lanes_run_in_parallel_but_never_beyond_the_providers_limit(slow_model, 
     run.refresh_from_db()
     assert stub.peak_in_flight == 2  # six lanes, two slots
     assert run.done == 8 and run.score == 100.0 and stub.calls["slow"] == 8
-    assert holders("provider:%d" % run.provider_id) == 0
+    assert holders(f"provider:{run.provider_id}") == 0
 
 
 def test_two_runs_on_one_provider_share_its_limit(slow_model, stub, settings):
@@ -41,6 +41,7 @@ def test_two_runs_on_one_provider_share_its_limit(slow_model, stub, settings):
         services.create_run(suite=Suite.HUMANEVAL, model=slow_model, limit=5, concurrency=3)
         for _ in range(2)
     ]
+
     def drive(run_id: int) -> None:
         try:
             driver.drive(run_id)
@@ -69,9 +70,8 @@ def test_semaphore_counts_holders_and_frees_a_dead_holders_slot(db):
     name = "test-semaphore"
     with slot(name, limit=2, lease_s=30), slot(name, limit=2, lease_s=30):
         assert holders(name) == 2
-        with pytest.raises(SemaphoreTimeout):
-            with slot(name, limit=2, lease_s=30, max_wait_s=0.2):
-                pass
+        with pytest.raises(SemaphoreTimeout), slot(name, limit=2, lease_s=30, max_wait_s=0.2):
+            pass
     assert holders(name) == 0
     # A holder that never releases (its worker was killed) is counted out after its lease.
     dead = slot(name, limit=1, lease_s=0.5)
@@ -84,7 +84,9 @@ def test_semaphore_counts_holders_and_frees_a_dead_holders_slot(db):
 
 def test_semaphore_wait_stops_when_asked(db):
     name = "test-semaphore-stop"
-    with slot(name, limit=1, lease_s=30):
-        with pytest.raises(SemaphoreTimeout):
-            with slot(name, limit=1, lease_s=30, should_stop=lambda: True):
-                pass
+    with (
+        slot(name, limit=1, lease_s=30),
+        pytest.raises(SemaphoreTimeout),
+        slot(name, limit=1, lease_s=30, should_stop=lambda: True),
+    ):
+        pass

@@ -81,9 +81,7 @@ def test_infilling_publishes_pass_at_1_and_the_well_formatted_rate(db, stub, eva
     stub.behave("fim", answers=infill_answers({0: None, 1: "```\n", 2: None}))
     run = finished(suite=Suite.INFILLING, model=model, limit=3)
     assert release_of(run) == "random-span-light, first 3"
-    boards = {
-        b.metric: b for b in ExternalBoard.objects.filter(source__key="local-infilling")
-    }
+    boards = {b.metric: b for b in ExternalBoard.objects.filter(source__key="local-infilling")}
     assert set(boards) == {"pass@1", "well_formatted"}
     score = ExternalScore.objects.get
     assert score(board=boards["pass@1"], name="fim").value == pytest.approx(200 / 3)

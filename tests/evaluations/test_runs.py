@@ -177,9 +177,7 @@ def test_items_already_done_are_not_redone_and_expired_claims_are_taken_over(
     assert (run.done, run.score) == (4, 100.0)
 
 
-def test_an_item_that_keeps_killing_its_worker_is_recorded_as_interrupted(
-    db, stub, eval_settings
-):
+def test_an_item_that_keeps_killing_its_worker_is_recorded_as_interrupted(db, stub, eval_settings):
     from datetime import timedelta
 
     from django.utils import timezone
