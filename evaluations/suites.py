@@ -265,7 +265,7 @@ def _judge_item(run: EvaluationRun, model: Caller):
 
 
 def _rate(value: float) -> float | None:
-    return None if value != value else round(100.0 * value, 4)  # NaN -> None
+    return None if value != value else 100.0 * value  # NaN -> None
 
 
 def _outcomes(o: Outcomes) -> dict[str, Any]:

@@ -41,7 +41,9 @@ def test_the_model_page_has_the_evaluate_button_and_its_results(admin_client, st
     assert f'<option value="{model.pk}" selected>' in form
 
 
-def test_the_start_form_queues_one_run_per_suite(admin_client, stub, django_capture_on_commit_callbacks):
+def test_the_start_form_queues_one_run_per_suite(
+    admin_client, stub, django_capture_on_commit_callbacks
+):
     model = add_model("coder", stub)
     judge = add_model("judge", stub, visibility="hidden")
     with django_capture_on_commit_callbacks() as queued:
