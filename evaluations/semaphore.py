@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from core.redis_client import key_prefix, shared_redis
 
@@ -38,6 +39,8 @@ end
 return 0
 """
 
+# The acquire script per client (registering hashes it; the client is one per process).
+_scripts: dict[int, Any] = {}
 _local_guard = threading.Lock()
 _local: dict[str, tuple[int, threading.BoundedSemaphore]] = {}
 
@@ -91,7 +94,9 @@ def slot(
         return
     key = semaphore_key(name)
     token = uuid.uuid4().hex
-    script = client.register_script(_ACQUIRE)
+    script = _scripts.get(id(client))
+    if script is None:
+        script = _scripts[id(client)] = client.register_script(_ACQUIRE)
     deadline = time.monotonic() + max_wait_s
     pause = 0.02
     while not script(keys=[key], args=[limit, lease_s, token]):
