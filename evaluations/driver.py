@@ -17,7 +17,9 @@ Each lane repeatedly
 A heartbeat thread renews the run's ``heartbeat_at`` and the leases of the items in hand every
 third of ``EVALUATION_LEASE_SECONDS``: leases stay short however long one item takes, and
 a run whose heartbeat is older than a lease has lost its driver (`services.resume_stalled`
-starts a new one). An item claimed ``EVALUATION_MAX_ATTEMPTS`` times without finishing (it
+starts a new one). A driver starts only on a queued run or on a running one whose heartbeat
+is stale (compare-and-set on the heartbeat), so a task message the broker delivers again
+(acks are late) while the first driver is alive ends at once. An item claimed ``EVALUATION_MAX_ATTEMPTS`` times without finishing (it
 keeps killing its worker) is recorded as ``interrupted`` instead of being tried again.
 
 When no item is left, one driver (compare-and-set on the run's status) stores the summary,
@@ -232,10 +234,21 @@ class _Driver:
 
 
 def _start(run_id: int) -> EvaluationRun | None:
+    """Take the run (compare-and-set): a queued one, or a running one whose driver stopped
+    beating; None when there is nothing to drive or a live driver has it."""
     now = timezone.now()
-    EvaluationRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+    taken = EvaluationRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now
     )
+    if not taken:
+        # A redelivered message (acks are late) or a second resume finds the heartbeat fresh.
+        taken = (
+            EvaluationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
+            .filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - _lease()))
+            .update(heartbeat_at=now)
+        )
+    if not taken:
+        return None
     run = EvaluationRun.objects.filter(pk=run_id).select_related("model").first()
     if run is None or run.status != RunStatus.RUNNING:
         return None

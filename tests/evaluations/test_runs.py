@@ -198,6 +198,26 @@ def test_an_item_that_keeps_killing_its_worker_is_recorded_as_interrupted(db, st
     assert run.errors == 1 and run.score == 50.0 and stub.calls["coder"] == 1
 
 
+def test_a_second_driver_leaves_a_run_whose_driver_is_alive(db, stub, eval_settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    model = add_model("coder", stub)
+    stub.behave("coder", answers=humaneval_answers({0: None, 1: None}))
+    run = services.create_run(suite=Suite.HUMANEVAL, model=model, limit=2, concurrency=1)
+    # As a redelivered task message finds it: running, heartbeat renewed a moment ago.
+    run.status, run.heartbeat_at = RunStatus.RUNNING, timezone.now()
+    run.save()
+    assert driver.drive(run.pk) == RunStatus.RUNNING
+    assert stub.calls.get("coder", 0) == 0
+    # Once the heartbeat is older than a lease, the run is taken over and finished.
+    run.heartbeat_at = timezone.now() - timedelta(seconds=10)
+    run.save()
+    assert driver.drive(run.pk) == RunStatus.DONE
+    assert stub.calls["coder"] == 2
+
+
 def test_missing_key_fails_the_run_before_any_call(db, stub, eval_settings, monkeypatch):
     monkeypatch.delenv("EVAL_TEST_KEY", raising=False)
     model = add_model("keyed", stub, api_key_env="EVAL_TEST_KEY")
