@@ -71,6 +71,26 @@ def test_provider_errors_are_counted_and_not_passed(db, stub, eval_settings):
     assert "Incorrect API key" not in item.error and item.raw_output == ""
 
 
+def test_a_hanging_provider_times_out_per_item_and_frees_its_slot(db, stub, eval_settings):
+    from evaluations.semaphore import holders
+
+    eval_settings.EVALUATION_CALL_TIMEOUT_SECONDS = 0.5
+    model = add_model("hangs", stub)
+    stub.behave("hangs", hang=True)
+    run = run_inline(suite=Suite.HUMANEVAL, model=model, limit=2)
+    assert set(outcomes(run).values()) == {"provider_error"}
+    assert set(run.items.values_list("error", flat=True)) == {"timeout: no answer within 0.5 s"}
+    assert holders(f"provider:{run.provider_id}") == 0
+    assert (run.calls, run.calls_with_usage, run.errors) == (2, 0, 2)
+
+
+def test_reported_cost_is_summed(db, stub, eval_settings):
+    model = add_model("priced", stub)
+    stub.behave("priced", answers=humaneval_answers({0: None, 1: None, 2: None}), cost=0.0025)
+    run = run_inline(suite=Suite.HUMANEVAL, model=model, limit=3)
+    assert run.cost == pytest.approx(3 * 0.0025)
+
+
 def test_infilling_chat_model_through_create_pairs_prompt_and_clean_up(db, stub, eval_settings):
     model = add_model("chatfim", stub)
     # 0-3 right; 4 right but dressed in a fence and prose around <CODE>; 5 wrong code.
