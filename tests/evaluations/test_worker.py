@@ -72,10 +72,12 @@ def test_a_run_survives_its_worker_being_killed_and_done_items_are_not_redone(wo
     for item in finished.items.filter(item_key__in=done_before):
         assert (item.finished_at, item.raw_output) == done_before[item.item_key]
         assert item.attempts == 1
-    # Only the items in hand at the kill (at most one per lane) were asked twice.
+    # Only the items in hand at the kill (at most one per lane) were claimed twice; each of
+    # them was asked at most twice (once if the kill came before its request went out).
     redone = finished.items.filter(attempts=2).count()
     assert redone <= 2
-    assert stub.calls["coder"] == n + redone
+    assert n <= stub.calls["coder"] <= n + redone
+    # The new worker asked for exactly the items not done before the kill, once each.
     assert stub.calls["coder"] - calls_before == n - len(done_before)
     assert set(finished.items.values_list("attempts", flat=True)) <= {1, 2}
 
