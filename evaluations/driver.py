@@ -52,8 +52,8 @@ from .suites import (
     Prepared,
     prepare,
     sandbox_of,
-    summarize,
 )
+from .summaries import summarize
 
 log = logging.getLogger(__name__)
 
