@@ -9,6 +9,7 @@ from catalogue.models import ArenaModel
 from serving.models import ProviderKind
 
 from .models import JudgeEndpoint, QuestionSet, Suite
+from .services import EXAMPLE_SET_NAME
 from .suites import INFILLING_SETS
 
 
@@ -33,7 +34,7 @@ class StartRunForm(forms.Form):
         "random-span-light unless EVALUATION_GUARD_SET says otherwise).",
     )
     question_set = forms.ModelChoiceField(
-        queryset=QuestionSet.objects.all(),
+        queryset=QuestionSet.objects.exclude(name=EXAMPLE_SET_NAME),
         required=False,
         empty_label="codearena-example (shipped, 12 questions)",
         help_text="CodeArena judge: the questions.",

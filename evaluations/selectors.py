@@ -82,8 +82,9 @@ def fim_report() -> list[dict[str, Any]]:
 
 
 def copilot_arena_rows() -> list[dict[str, Any]]:
+    """Their shares as percentages, like the arena's own rows."""
     return [
-        {"model": name, "plain": plain, "gain": gain, "snippet": round(plain + gain, 2)}
+        {"model": name, "plain": 100 * plain, "gain": 100 * gain, "snippet": 100 * (plain + gain)}
         for name, plain, gain in COPILOT_ARENA_TABLE2
     ]
 

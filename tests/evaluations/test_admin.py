@@ -124,7 +124,7 @@ def test_the_fim_report_lists_each_models_latest_check_next_to_copilot_arenas(
     assert page.status_code == 200
     assert "good-fim" in html and "poor-fim" in html
     assert "100.0%" in html and "50.0%" in html
-    assert "GPT-4o-mini" in html and "0.57" in html  # 0.18 + 0.39 with their snippet prompt
+    assert "GPT-4o-mini" in html and "57%" in html  # 18% + 39 with their snippet prompt
 
 
 def test_question_sets_are_imported_from_the_admin(admin_client, tmp_path):
