@@ -34,6 +34,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -101,6 +102,24 @@ def claim(run_id: int, token: str) -> EvaluationItem | None:
             return item
 
 
+def storable(value: Any) -> Any:
+    """``value`` with what PostgreSQL refuses in text and JSON -- NUL characters and lone
+    surrogates, which a model's answer (decoded from JSON) may hold -- replaced."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            value = value.replace("\x00", "\ufffd")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return value
+
+
 def finish(item: EvaluationItem, token: str, outcome: Outcome, used: Meter) -> bool:
     """Store the result if the item is still this token's; bump the run's counters."""
     with transaction.atomic():
@@ -112,12 +131,12 @@ def finish(item: EvaluationItem, token: str, outcome: Outcome, used: Meter) -> b
             passed=outcome.passed,
             well_formatted=outcome.well_formatted,
             score=outcome.score,
-            raw_output=outcome.raw_output,
-            extracted=outcome.extracted,
-            details=outcome.details,
+            raw_output=storable(outcome.raw_output),
+            extracted=storable(outcome.extracted),
+            details=storable(outcome.details),
             latency_s=outcome.latency_s,
             duration_s=outcome.duration_s,
-            error=outcome.error[:2000],
+            error=storable(outcome.error[:2000]),
             lease_until=None,
             finished_at=timezone.now(),
         )
@@ -185,13 +204,22 @@ class _Driver:
                 self.active.add(item.pk)
             reset_meter()
             try:
-                outcome = self.prepared.execute(item.item_key)
-            except Exception as exc:
-                log.exception("Evaluation item %s failed", item)
-                outcome = Outcome(ERROR, passed=False, error=type(exc).__name__)
-            finish(item, self.token, outcome, meter())
-            with self.lock:
-                self.active.discard(item.pk)
+                try:
+                    outcome = self.prepared.execute(item.item_key)
+                except Exception as exc:
+                    log.exception("Evaluation item %s failed", item)
+                    outcome = Outcome(ERROR, passed=False, error=type(exc).__name__)
+                try:
+                    finish(item, self.token, outcome, meter())
+                except Exception as exc:
+                    # The result could not be stored: record that instead (if that fails too,
+                    # the lane ends and the item's lease runs out for another driver).
+                    log.exception("Could not store evaluation item %s", item)
+                    error = f"could not store the result: {type(exc).__name__}"
+                    finish(item, self.token, Outcome(ERROR, passed=False, error=error), Meter())
+            finally:
+                with self.lock:
+                    self.active.discard(item.pk)
 
     def thread_lane(self) -> None:
         try:

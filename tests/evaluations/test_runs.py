@@ -91,6 +91,21 @@ def test_reported_cost_is_summed(db, stub, eval_settings):
     assert run.cost == pytest.approx(3 * 0.0025)
 
 
+def test_answers_with_nul_characters_and_lone_surrogates_are_scored_and_stored(
+    db, stub, eval_settings
+):
+    model = add_model("odd", stub)
+    # The parser refuses a lone surrogate (no function found); a NUL ends the parseable
+    # span, leaving the bare signature, which runs and fails.
+    surrogate = "    return '\ud800' == '?'\n"
+    nul = "    return '\x00'\n"
+    stub.behave("odd", answers=humaneval_answers({0: surrogate, 1: nul}))
+    run = run_inline(suite=Suite.HUMANEVAL, model=model, limit=2)
+    first, second = run.items.order_by("position")
+    assert (first.outcome, second.outcome) == ("no_function", "failed")
+    assert "'?' == '?'" in first.raw_output and "\ufffd" in second.raw_output
+
+
 def test_infilling_chat_model_through_create_pairs_prompt_and_clean_up(db, stub, eval_settings):
     model = add_model("chatfim", stub)
     # 0-3 right; 4 right but dressed in a fence and prose around <CODE>; 5 wrong code.

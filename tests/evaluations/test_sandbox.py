@@ -103,6 +103,10 @@ def test_code_that_does_not_compile_is_a_failure_not_a_sandbox_error(config):
     assert run_python("x = 1\0", config=config).status is Status.FAILED
 
 
+def test_a_lone_surrogate_in_the_source_is_run_not_raised():
+    assert run_python("x = '\ud800'\nassert x == '?'\n").passed
+
+
 @BOTH
 def test_calling_exit_is_not_a_pass(config):
     result = run_python("import sys\nsys.exit(0)\nassert False", config=config)
