@@ -25,7 +25,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +52,29 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def row(run) -> str:
+    """One run's line of the table."""
+    run.refresh_from_db()
+    wall = (run.finished_at - run.started_at).total_seconds()
+    latencies = [x for x in run.items.values_list("latency_s", flat=True) if x is not None]
+    # Only answered calls report tokens: divide by their time alone.
+    answered = run.items.exclude(outcome="provider_error").values_list("latency_s", flat=True)
+    answering = sum(x for x in answered if x is not None)
+    per_s = run.completion_tokens / answering if answering and run.calls_with_usage else None
+    extra = ""
+    if run.suite == "infilling":
+        extra = f"; well-formatted {run.summary.get('well_formatted_rate') or 0:.1f}%"
+        extra += f" of {run.summary.get('answered')} answered, issues {run.summary.get('issues')}"
+    score = "-" if run.score is None else f"{run.score:.1f}%"
+    return (
+        f"| {run.get_suite_display()} ({run.dataset}, first {run.total}) | {run.status} | "
+        f"{score}{extra} | {run.summary.get('statuses')} | "
+        f"{statistics.median(latencies):.2f} s / {quantile(latencies, 0.9):.2f} s | "
+        + (f"{per_s:.2f}" if per_s is not None else "not reported")
+        + f" | {wall / run.total:.1f} s |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_service_options(parser, db="arena_bench_real_model", redis_db=6)
@@ -63,12 +85,18 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--lanes", type=int, default=1)
     parser.add_argument("--note", default="", help="where the server and model came from")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="no new runs: report the runs already in --db (e.g. to add --note afterwards)",
+    )
     parser.add_argument("--no-docs", action="store_true")
     args = parser.parse_args()
     info = machine_info({"Django": "Django"})
-    recreate_database(args.db)
-    flush_redis(args.redis_url)
-    manage("migrate", "--noinput", env=django_env(args.db, args.redis_url))
+    if not args.report_only:
+        recreate_database(args.db)
+        flush_redis(args.redis_url)
+        manage("migrate", "--noinput", env=django_env(args.db, args.redis_url))
     os.environ.update(
         DATABASE_URL=pg_url(args.db), REDIS_URL=args.redis_url, SECRET_KEY="bench", DEBUG="0"
     )
@@ -78,46 +106,38 @@ def main() -> None:
     django.setup()
     from catalogue.models import ArenaModel
     from evaluations import driver, services
+    from evaluations.models import EvaluationRun
     from evaluations.sandbox import isolation_report
     from serving.models import ModelProvider
 
-    model = ArenaModel.objects.create(key=args.name, display_name=args.name, visibility="private")
-    ModelProvider.objects.create(
-        model=model, kind=args.kind, base_url=args.url, remote_model=args.name
-    )
-    rows = []
     load_before = os.getloadavg()[0]
-    for suite in args.suites.split(","):
-        run = services.create_run(
-            suite=suite, model=model, limit=args.limit, concurrency=args.lanes
+    if args.report_only:
+        runs = list(EvaluationRun.objects.filter(model__key=args.name).order_by("id"))
+    else:
+        model = ArenaModel.objects.create(
+            key=args.name, display_name=args.name, visibility="private"
         )
-        log(f"{suite}: {run.total} items")
-        started = time.perf_counter()
-        status = driver.drive(run.pk)
-        wall = time.perf_counter() - started
-        run.refresh_from_db()
-        latencies = [x for x in run.items.values_list("latency_s", flat=True) if x is not None]
-        answering = sum(latencies)
-        per_s = run.completion_tokens / answering if answering and run.calls_with_usage else None
-        extra = ""
-        if run.suite == "infilling":
-            extra = f"; well-formatted {run.summary.get('well_formatted_rate', 0):.1f}%"
-            extra += f", issues {run.summary.get('issues')}"
-        rows.append(
-            f"| {run.get_suite_display()} ({run.dataset}, first {run.total}) | {status} | "
-            f"{run.score:.1f}%{extra} | {run.summary.get('statuses')} | "
-            f"{statistics.median(latencies):.2f} s / {quantile(latencies, 0.9):.2f} s | "
-            + (f"{per_s:.1f}" if per_s is not None else "not reported")
-            + f" | {wall / run.total:.2f} s |"
+        ModelProvider.objects.create(
+            model=model, kind=args.kind, base_url=args.url, remote_model=args.name
         )
-        log(rows[-1])
+        runs = []
+        for suite in args.suites.split(","):
+            run = services.create_run(
+                suite=suite, model=model, limit=args.limit, concurrency=args.lanes
+            )
+            log(f"{suite}: {run.total} items")
+            driver.drive(run.pk)
+            runs.append(run)
+    rows = [row(run) for run in runs]
+    ran = min(r.started_at for r in runs).strftime("%Y-%m-%d %H:%M UTC") if runs else "-"
+    when = "when this report was made" if args.report_only else "at the start"
     text = "\n".join(
         [
             SECTION,
             "",
-            f"Generated by `benchmarks/bench_real_model.py` on {info['date']}. Machine: "
+            f"Generated by `benchmarks/bench_real_model.py`; runs of {ran}. Machine: "
             f"{machine_line(info)}, kernel {info['kernel']}, no GPU; 1-minute load average "
-            f"{load_before:.2f} at the start (the machine is shared). Model `{args.name}` "
+            f"{load_before:.2f} {when} (the machine is shared). Model `{args.name}` "
             f"behind `{args.url}` ({args.kind}), {args.lanes} lane(s), greedy decoding; "
             f"sandbox isolation `{isolation_report().mode}`. {args.note}",
             "",
