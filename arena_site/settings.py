@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "external",
     "moderation",
     "serving",
+    "evaluations",
     "contributors",
     "arena_site",
 ]
@@ -278,11 +279,35 @@ CELERY_BEAT_SCHEDULE = {
         "task": "serving.tasks.fit_latencies",
         "schedule": float(SERVING_FIT_INTERVAL_SECONDS),
     },
+    "resume-evaluations": {
+        "task": "evaluations.tasks.resume_evaluations",
+        "schedule": float(env.int("EVALUATION_RESUME_INTERVAL_SECONDS", default=120)),
+    },
     "detect-anomalies": {
         "task": "moderation.tasks.detect_anomalies",
         "schedule": float(env.int("ANOMALY_INTERVAL_SECONDS", default=3600)),
     },
 }
+
+# Offline evaluations (docs/evaluations.md). Threads per run driver; calls in flight per
+# provider across all workers (a Redis semaphore; also capped by the provider's own
+# max_concurrency); one call's limit; an item's lease (a driver renews it every third of it;
+# a run whose driver stopped renewing for this long is resumed by the next worker).
+EVALUATION_CONCURRENCY = env.int("EVALUATION_CONCURRENCY", default=4)
+EVALUATION_PROVIDER_CONCURRENCY = env.int("EVALUATION_PROVIDER_CONCURRENCY", default=4)
+EVALUATION_CALL_TIMEOUT_SECONDS = env.float("EVALUATION_CALL_TIMEOUT_SECONDS", default=120.0)
+EVALUATION_LEASE_SECONDS = env.float("EVALUATION_LEASE_SECONDS", default=60.0)
+EVALUATION_MAX_ATTEMPTS = env.int("EVALUATION_MAX_ATTEMPTS", default=3)
+# The sandbox (evaluations/sandbox.py): auto | namespaces | user-namespaces | none, and limits.
+EVALUATION_SANDBOX_ISOLATION = env.str("EVALUATION_SANDBOX_ISOLATION", default="auto")
+EVALUATION_SANDBOX_CPU_SECONDS = env.int("EVALUATION_SANDBOX_CPU_SECONDS", default=10)
+EVALUATION_SANDBOX_WALL_SECONDS = env.float("EVALUATION_SANDBOX_WALL_SECONDS", default=20.0)
+EVALUATION_SANDBOX_MEMORY_MB = env.int("EVALUATION_SANDBOX_MEMORY_MB", default=1024)
+# Making a model public when its latest fill-in-the-middle check (on EVALUATION_GUARD_SET)
+# found fewer well-formatted answers than this share: a warning, or refused when BLOCK is on.
+EVALUATION_MIN_WELL_FORMATTED = env.float("EVALUATION_MIN_WELL_FORMATTED", default=0.5)
+EVALUATION_BLOCK_PUBLIC = env.bool("EVALUATION_BLOCK_PUBLIC", default=False)
+EVALUATION_GUARD_SET = env.str("EVALUATION_GUARD_SET", default="random-span-light")
 
 # Anomaly reports (moderation/anomalies.py documents each rule). Nothing is excluded
 # automatically unless ANOMALY_AUTO_EXCLUDE is on.

@@ -1,6 +1,8 @@
-"""Offline evaluations run through the arena's own providers (pure parts, no Django).
+"""Offline evaluations run through the arena's own providers.
 
-``sandbox`` runs untrusted programs; ``humaneval``, ``infilling`` and ``judge`` build the
-requests, score the answers and summarise them. The Django app (runs, Celery tasks, admin) is
-built on top of these modules.
+The suites' pure parts import no Django: ``sandbox`` runs untrusted programs; ``humaneval``,
+``infilling``, ``judge`` and ``judge_stats`` build requests, score answers and summarise
+them. The Django app on top stores runs and items (``models``), executes them on Celery
+workers (``driver``, ``tasks``) through the arena's providers (``client``), publishes the
+scores as external boards (``publish``) and shows them in the admin (``admin``).
 """

@@ -227,7 +227,14 @@ def _worker(source: str, workdir: str, cfg: dict[str, Any]) -> None:
     os.chdir(workdir)
     for name in cfg["preload"]:
         __import__(name)
-    code = compile(source, path, "exec")
+    try:
+        code = compile(source, path, "exec")
+    except (SyntaxError, ValueError):
+        # Code that does not compile (a model's syntax error, a NUL byte) fails like any
+        # other error of the program, not as a fault of the sandbox.
+        _print_exc()
+        sys.stderr.flush()
+        os._exit(EXIT_EXCEPTION)
     os.closerange(3, 1 << 16)
     _set_limits(cfg["limits"])
     if cfg["uid"] is not None:

@@ -270,7 +270,9 @@ def _run(
     try:
         # 0711: the sandbox uid may pass through to work/ (fallback mode) but not list or read.
         job.chmod(0o711)
-        (job / "program.py").write_text(source, encoding="utf-8")
+        # A lone surrogate (JSON can carry one) cannot be UTF-8: it becomes "?", and the
+        # program runs (and most likely fails) like any other.
+        (job / "program.py").write_text(source, encoding="utf-8", errors="replace")
         (job / "program.py").chmod(0o644)
         lines = [f"limits.{key}={value!r}" for key, value in asdict(limits).items()]
         lines += [

@@ -9,7 +9,9 @@ Each kind knows its route, its request body and where the text is in the answer:
 | ``mistral_fim`` | ``/fim/completions`` | ``prompt`` = prefix, ``suffix`` | ``choices[0].message.content`` |
 
 All three also send ``model`` (the provider's remote name), ``max_tokens``, ``temperature``,
-``top_p`` and ``stream: false``.
+``top_p`` and ``stream: false``. `complete_with_usage` also returns the answer's ``usage``
+(``prompt_tokens``, ``completion_tokens`` and, from routers such as OpenRouter, ``cost``)
+when the provider reports it; the offline evaluations count them.
 
 Secrets: the key is read from ``os.environ[config.api_key_env]`` for each call and goes
 only into the ``Authorization`` header. Errors raised here are `ProviderError` with a
@@ -64,6 +66,32 @@ class Generation:
     max_tokens: int = 512
     temperature: float = 0.5
     top_p: float = 0.9
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a provider says one call consumed; ``None`` where it does not say."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost: float | None = None
+
+
+def _usage(data: Any) -> Usage:
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return Usage()
+
+    def count(name: str) -> int | None:
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    cost = usage.get("cost")
+    return Usage(
+        prompt_tokens=count("prompt_tokens"),
+        completion_tokens=count("completion_tokens"),
+        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+    )
 
 
 class ProviderError(Exception):
@@ -145,6 +173,14 @@ async def complete(
 ) -> str:
     """The raw text of one completion. The caller enforces the deadline (asyncio timeout);
     httpx's own timeouts are per read/write, so they alone would not bound a slow drip."""
+    text, _ = await complete_with_usage(http, config, prompt, gen)
+    return text
+
+
+async def complete_with_usage(
+    http: httpx.AsyncClient, config: ProviderConfig, prompt: Prompt, gen: Generation
+) -> tuple[str, Usage]:
+    """`complete`, with the token counts (and cost) the provider reported for the call."""
     kind = KINDS[config.kind]
     headers = _headers(config)
     try:
@@ -158,6 +194,7 @@ async def complete(
     if response.status_code != 200:
         raise ProviderError("http", f"HTTP {response.status_code}")
     try:
-        return kind.text(response.json())
+        data = response.json()
+        return kind.text(data), _usage(data)
     except (ValueError, LookupError, TypeError):
         raise ProviderError("bad_response", "no completion text in the answer") from None

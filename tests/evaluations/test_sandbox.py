@@ -96,6 +96,18 @@ def test_failing_assertion_is_a_failure(config):
 
 
 @BOTH
+def test_code_that_does_not_compile_is_a_failure_not_a_sandbox_error(config):
+    result = run_python("def f():\n    return 1\n        return 2\n", config=config)
+    assert result.status is Status.FAILED, result
+    assert "IndentationError" in result.stderr
+    assert run_python("x = 1\0", config=config).status is Status.FAILED
+
+
+def test_a_lone_surrogate_in_the_source_is_run_not_raised():
+    assert run_python("x = '\ud800'\nassert x == '?'\n").passed
+
+
+@BOTH
 def test_calling_exit_is_not_a_pass(config):
     result = run_python("import sys\nsys.exit(0)\nassert False", config=config)
     assert result.status is Status.FAILED

@@ -28,6 +28,11 @@ Scripted behaviours for the evaluation suites (``Behaviour`` fields after ``malf
   hang (the caller's timeout); once used up, the other fields apply (e.g. a malformed label
   first, a valid one on the retry).
 
+Successful answers report ``usage`` as OpenAI's API does: ``prompt_tokens`` = characters of
+the prompt (messages' contents, or prefix + suffix) // 4 + 1, ``completion_tokens`` =
+characters of the answer // 4 + 1, and ``cost`` when ``Behaviour.cost`` is set (as
+OpenRouter reports it).
+
 Every request is recorded (path, headers, JSON body) and the peak number of requests in
 flight is tracked, so tests can check concurrency and what was sent. Error bodies echo the
 ``Authorization`` header, as some real providers echo (masked) keys: the server must never
@@ -62,6 +67,7 @@ class Behaviour:
     wrap: str | None = None  # "fence" | "prose" | "prose_fence"
     judge: str | None = None  # "prefer:<marker>" | "always:<label>" | "conflict" | ...
     replies: list[str | None] = field(default_factory=list)  # per request, in order
+    cost: float | None = None  # reported as usage.cost per call
 
     @property
     def scripted(self) -> bool:
@@ -186,19 +192,26 @@ class StubProvider:
             return _wrap(f"{last}{middle}{first}", b.wrap)
         return _wrap(f"<CODE>{last}{middle}{first}</CODE>", b.wrap)
 
-    def _answer(self, path: str, body: dict) -> tuple[int, dict]:
+    def _answer(self, path: str, body: dict, b: Behaviour) -> tuple[int, dict]:
         if not path.endswith("/completions"):
             return 404, {"error": {"message": f"no route {path}"}}
-        text = self._text(path, body, self.behaviours.get(str(body.get("model")), self.default))
-        return self._shape(path, text)
+        return self._shape(path, self._text(path, body, b), body, b)
 
     @staticmethod
-    def _shape(path: str, text: str) -> tuple[int, dict]:
+    def _shape(path: str, text: str, body: dict, b: Behaviour) -> tuple[int, dict]:
         """The answer body of ``path``'s kind: chat and Mistral FiM carry a message."""
+        seen = "".join(str(m.get("content", "")) for m in body.get("messages") or ())
+        seen += f"{body.get('prompt', '')}{body.get('suffix', '')}"
+        usage: dict = {"prompt_tokens": len(seen) // 4 + 1, "completion_tokens": len(text) // 4 + 1}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if b.cost is not None:
+            usage["cost"] = b.cost
         if not path.endswith(("/chat/completions", "/fim/completions")):
-            return 200, {"object": "text_completion", "choices": [{"index": 0, "text": text}]}
+            choices: list[dict] = [{"index": 0, "text": text}]
+            return 200, {"object": "text_completion", "choices": choices, "usage": usage}
         message = {"role": "assistant", "content": text}
-        return 200, {"object": "chat.completion", "choices": [{"index": 0, "message": message}]}
+        choices = [{"index": 0, "message": message}]
+        return 200, {"object": "chat.completion", "choices": choices, "usage": usage}
 
     # --- HTTP ----------------------------------------------------------------------------
 
@@ -260,9 +273,9 @@ class StubProvider:
                     }
                 }
             elif turn < len(b.replies):
-                status, payload = self._shape(path, scripted_reply or "")
+                status, payload = self._shape(path, scripted_reply or "", body, b)
             else:
-                status, payload = self._answer(path, body)
+                status, payload = self._answer(path, body, b)
         finally:
             self.in_flight -= 1
         data = json.dumps(payload).encode()
