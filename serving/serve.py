@@ -18,7 +18,7 @@ from ingest.completions import record_completions
 from ingest.votes import CompletionIn
 
 from .dbwork import submit_db
-from .engine import PairOutcome, PairTimeout, PickSubstitute, PromptFor, Slot, engine
+from .engine import Attempt, PairOutcome, PairTimeout, PickSubstitute, PromptFor, Slot, engine
 from .errors import PairUnavailable, ProviderFailed, ProviderTimedOut, ServingError
 from .selectors import ServingState
 
@@ -169,3 +169,28 @@ def draw(state: ServingState, *, chat_only: bool, tags: frozenset[str]) -> np.nd
         f"Fewer than two {kind} are enabled on this server, so no pair can be served. "
         "An admin adds providers under Pair serving → Model providers."
     )
+
+
+def settle(
+    outcome: PairOutcome,
+    *,
+    pair_id: str,
+    user_id: str,
+    privacy: str,
+    file_type: str,
+    shown: dict[str, tuple[str, str]],
+) -> tuple[Attempt, Attempt]:
+    """Log every call of the pair, then raise its failure or return its (top, bottom) sides."""
+    log_calls(
+        outcome,
+        pair_id=pair_id,
+        user_id=user_id,
+        privacy=privacy,
+        file_type=file_type,
+        shown=shown,
+    )
+    if not outcome.ok:
+        raise failure(outcome)
+    top, bottom = outcome.sides
+    assert top is not None and bottom is not None
+    return top, bottom

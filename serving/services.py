@@ -31,7 +31,7 @@ from .engine import Attempt, Slot
 from .prompts import clean_completion, clean_edit, completion_prompt, edit_prompt, prompt_text
 from .providers import Generation, Prompt
 from .selectors import serving_state
-from .serve import draw, failure, log_calls, serve
+from .serve import draw, serve, settle
 
 # Edits: the original server's sampling settings (its constants TEMPERATURE and TOP_P).
 EDIT_TEMPERATURE = 0.3
@@ -105,7 +105,7 @@ def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None)
                 side.raw, chat=chat, prefix=prefix, suffix=suffix, max_lines=request.max_lines
             )
             shown[side.completion_id] = (prompt_text(prompts[chat]), text)
-    log_calls(
+    top, bottom = settle(
         outcome,
         pair_id=request.pair_id,
         user_id=request.user_id,
@@ -113,9 +113,6 @@ def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None)
         file_type="",
         shown=shown,
     )
-    if not outcome.ok:
-        raise failure(outcome)
-    top, bottom = outcome.sides
     stamp = _timestamp()
 
     def item(side: Attempt, other: Attempt) -> dict:
@@ -135,7 +132,6 @@ def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None)
             "privacy": request.privacy,
         }
 
-    assert top is not None and bottom is not None
     return {"pairId": request.pair_id, "completionItems": [item(top, bottom), item(bottom, top)]}
 
 
@@ -169,7 +165,7 @@ def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | Non
         for side in outcome.sides:
             assert side is not None and side.raw is not None
             shown[side.completion_id] = (prompt_text(prompt), clean_edit(side.raw))
-    log_calls(
+    top, bottom = settle(
         outcome,
         pair_id=request.pair_id,
         user_id=request.user_id,
@@ -177,9 +173,6 @@ def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | Non
         file_type=request.language,
         shown=shown,
     )
-    if not outcome.ok:
-        raise failure(outcome)
-    top, bottom = outcome.sides
     stamp = _timestamp()
 
     def item(side: Attempt, other: Attempt) -> dict:
@@ -202,5 +195,4 @@ def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | Non
             "privacy": request.privacy,
         }
 
-    assert top is not None and bottom is not None
     return {"pairId": request.pair_id, "responseItems": [item(top, bottom), item(bottom, top)]}
