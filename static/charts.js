@@ -56,6 +56,7 @@
     layout.yaxis.autorange = "reversed";
     layout.yaxis.automargin = true;
     layout.xaxis.nticks = 5;
+    if (data.length > 1) { layout.legend = {orientation: "h", x: 0, y: 1, yanchor: "bottom"}; }
     var perRow = layout.barmode === "group" ? 18 * data.length + 8 : 26;
     layout.height = Math.max(200, 90 + perRow * n);
   }
@@ -111,9 +112,36 @@
       });
     }
     if (menus) {
-      layout.title = Object.assign({}, layout.title, {font: {size: 11}});
+      // The title stays in the plot (the menu rewrites it): wrap it, and every menu entry's.
+      var chars = Math.max(20, Math.floor((width - 30) / 6.5));
+      var lines = 1;
+      var wrapped = function (title) {
+        var t = Object.assign({}, title, {font: Object.assign({}, title && title.font, {size: 11})});
+        t.text = wrap(t.text || "", chars);
+        lines = Math.max(lines, t.text.split("<br>").length);
+        return t;
+      };
+      layout.title = wrapped(layout.title);
+      layout.updatemenus.forEach(function (menu) {
+        (menu.buttons || []).forEach(function (b) {
+          if (b.args && b.args[1] && b.args[1].title) { b.args[1].title = wrapped(b.args[1].title); }
+        });
+      });
+      layout.margin.t = 75 + 15 * lines;
+      Object.assign(layout.title, {y: 1, yanchor: "top", yref: "container", automargin: true, pad: {t: 8}});
     }
     return result;
+  }
+
+  function wrap(text, chars) {
+    // Break at ", " or ": " so that no line is longer than chars (where possible).
+    var parts = text.split(/(?<=[,:]) (?![^\[]*\])/);
+    var lines = [""];
+    parts.forEach(function (p) {
+      var last = lines[lines.length - 1];
+      if (last && (last + " " + p).length > chars) { lines.push(p); } else { lines[lines.length - 1] = last ? last + " " + p : p; }
+    });
+    return lines.join("<br>");
   }
 
   function config(width) {
