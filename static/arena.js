@@ -150,7 +150,6 @@
     });
     form.addEventListener("submit", function (e) { e.preventDefault(); sync(); });
     form.querySelectorAll("button[type=submit]").forEach(function (b) { b.hidden = true; });
-    form.hidden = false;
     filter();
   }
 })();
