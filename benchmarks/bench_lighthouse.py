@@ -102,6 +102,7 @@ class Site:
             ALLOWED_HOSTS="127.0.0.1,localhost",
             SECURE_COOKIES="0",
         )
+        self.bind = ["-b", f"127.0.0.1:{self.port}", "arena_site.wsgi"]
         self.server: subprocess.Popen[bytes] | None = None
 
     def manage(self, *args: str) -> None:
@@ -123,8 +124,7 @@ class Site:
         self.server = subprocess.Popen(
             # One process (threads for parallel static requests): the embedded setup's page
             # cache is per process, and a warmed page must be warm for every request.
-            [gunicorn, "-w", "1", "-k", "gthread", "--threads", "4"]
-            + ["-b", f"127.0.0.1:{self.port}", "arena_site.wsgi"],
+            [gunicorn, "-w", "1", "-k", "gthread", "--threads", "4", *self.bind],
             cwd=self.checkout,
             env=self.env,
             stderr=(self.tmp / "gunicorn.log").open("wb"),
