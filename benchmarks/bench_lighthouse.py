@@ -271,7 +271,23 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per page and preset")
     parser.add_argument("--json", type=Path, help="write the medians here as well")
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument(
+        "--from-json", type=Path, help="only rewrite the doc from a previous run's --json file"
+    )
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        started = dt.datetime.fromisoformat(
+            saved.get("started")
+            or dt.datetime.fromtimestamp(args.from_json.stat().st_mtime, dt.UTC).isoformat()
+        )
+        names = saved.get("names") or list(saved["results"])
+        runs = saved.get("runs", args.runs)
+        lines = render(saved["results"], saved["visits"], names, saved["paths"], runs, started)
+        print("\n".join(lines))
+        if not args.no_docs:
+            write_docs(lines)
+        return
     if not LIGHTHOUSE.exists():
         raise SystemExit("Lighthouse is missing: run `npm ci` in benchmarks/lighthouse/ first.")
 
@@ -312,9 +328,9 @@ def main() -> None:
         n: {p: {k: median_row(v) for k, v in d.items()} for p, d in raw[n].items()} for n in names
     }
     if args.json:
-        args.json.write_text(
-            json.dumps({"results": results, "visits": visits, "paths": paths}, indent=1)
-        )
+        saved = {"results": results, "visits": visits, "paths": paths, "names": names}
+        saved.update(runs=args.runs, started=started.isoformat())
+        args.json.write_text(json.dumps(saved, indent=1))
     lines = render(results, visits, names, paths, args.runs, started)
     print("\n".join(lines))
     if not args.no_docs:
@@ -354,7 +370,7 @@ def render(
         for w in ("390", "1400"):
             cells = []
             for n in names:
-                v = visits[n][label][int(w)]
+                v = visits[n][label].get(w) or visits[n][label][int(w)]
                 cells.append(f"{kb(v['bytes'])} / {v['requests']} / {v['scroll_width']} px")
             lines.append(f"| {label} | {w} px | " + " | ".join(cells) + " |")
     last = names[-1]
