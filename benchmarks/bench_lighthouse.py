@@ -34,6 +34,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import socket
 import statistics
 import subprocess
@@ -133,6 +134,7 @@ class Site:
         if self.server is not None:
             self.server.terminate()
             self.server.wait(timeout=30)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def pages(site_url: str) -> dict[str, str]:
