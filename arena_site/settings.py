@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import environ
-import plotly
 from django.core.exceptions import ImproperlyConfigured
 
 # The site package: templates/, static/ and data/ ship inside it (and so inside the wheel),
@@ -164,9 +163,9 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(PROJECT_DIR / "staticfiles")))
-# plotly.js comes from the plotly package itself, served as our own static file (no CDN).
-# (arena_site/static/ is found as the site app's own static folder.)
-STATICFILES_DIRS = [("plotly", Path(plotly.__file__).parent / "package_data")]
+# arena_site/static/ is found as the site app's own static folder; plotly.js is a vendored
+# partial bundle in it (static/vendor/plotly/, see its VERSION): no CDN.
+STATICFILES_DIRS: list = []
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

@@ -13,7 +13,7 @@ from external.services import compute_correlations, import_demo_scores, seed_ext
 from leaderboard.models import RatingConfig
 from leaderboard.recompute import recompute
 
-from .test_leaderboard_pages import charts_rendered
+from .helpers import charts_rendered
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +50,6 @@ def test_slices_page(live_server, analysed, page):
     total, drawn = charts_rendered(page)
     assert total == 3 and drawn >= total  # ratings and win-rate heatmaps, Kendall tau
     page.select_option("#dimension", "context_bucket")
-    page.click("form.categories button")
     page.wait_for_url("**dimension=context_bucket")
     headers = page.locator("#slice-table thead th").all_inner_texts()
     assert headers[2:] == ["<1k", "1-4k", "4-16k", ">16k"]
@@ -89,7 +88,6 @@ def test_correlations_page(live_server, analysed, page):
         arg=before,
     )
     page.select_option("#slice", index=1)
-    page.click("form.categories button")
     page.wait_for_url("**slice=task_type*")
     total, drawn = charts_rendered(page)
     assert drawn >= total >= 5

@@ -11,6 +11,8 @@ from catalogue.models import ArenaModel
 from leaderboard.models import RatingConfig
 from leaderboard.recompute import recompute
 
+from .helpers import charts_rendered
+
 pytestmark = pytest.mark.integration
 
 
@@ -27,16 +29,6 @@ def published(transactional_db):
     recompute(trigger="test")  # two snapshots: a history line
 
 
-def charts_rendered(page) -> tuple[int, int]:
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('figure.chart')].every(f => f.dataset.rendered === 'true')",
-        timeout=20_000,
-    )
-    total = page.locator("figure.chart").count()
-    drawn = page.locator("figure.chart .main-svg").count()
-    return total, drawn
-
-
 def test_leaderboard_page_renders_rows_and_charts(live_server, published, page):
     page.goto(live_server.url + "/")
     assert page.locator("table.board tbody tr").count() == 11
@@ -50,12 +42,14 @@ def test_leaderboard_page_renders_rows_and_charts(live_server, published, page):
 
 def test_category_selector_and_model_page(live_server, published, page):
     page.goto(live_server.url + "/")
+    # The selector applies on change: no second click.
+    assert page.locator("form.categories button").is_hidden()
     page.select_option("#category", "task_type:backend")
-    page.click("form.categories button")
     page.wait_for_url("**category=task_type*")
+    assert "Task type: backend" in page.title() and "Task type: backend" in page.inner_text("h1")
     assert page.locator("table.board tbody tr").count() >= 5
     charts_rendered(page)
-    page.click("table.board tbody tr >> nth=0 >> a")
+    page.click("#board tbody tr >> nth=0 >> a")
     page.wait_for_url("**/models/**")
     total, drawn = charts_rendered(page)
     assert total == 3 and drawn >= total  # history, opponents, per slice

@@ -19,7 +19,7 @@ def test_leaderboard_page_has_table_meta_and_banner(client, simulated):
     assert r.status_code == 200
     assert html.count('<a href="/models/') == 11  # one row per public model
     assert "6,000 battles and" in html and "Simulated data" in html
-    assert "plotly/plotly.min.js" in html and 'id="chart-intervals"' in html
+    assert "vendor/plotly/plotly-cartesian.min.js" in html and 'id="chart-intervals"' in html
     assert "Top-slot bias" in html
 
 
