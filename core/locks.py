@@ -90,7 +90,8 @@ def single_flight(name: str, *, timeout: int) -> Iterator[bool]:
             if acquired:
                 lock.release()
         return
-    redis_lock = client.lock(lock_key(name), timeout=timeout)
+    # thread_local=False: the renewer thread extends the lease with the same token.
+    redis_lock = client.lock(lock_key(name), timeout=timeout, thread_local=False)
     acquired = redis_lock.acquire(blocking=False)
     renewer = _Renewer(redis_lock, max(timeout / 3, 0.1), name) if acquired else None
     if renewer is not None:

@@ -55,46 +55,50 @@ class RedisUnavailable(Exception):
 
 
 class Breaker:
-    """Open after a failure for `seconds`; then one probe at a time decides (per process)."""
+    """Open for `REDIS_BREAKER_SECONDS` after a failure; then one probe at a time decides.
+
+    Per process: each web worker finds out on its own, at the cost of one failed call.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open_until = 0.0
+        self._failed_at: float | None = None  # monotonic time of the last failure; None = closed
         self._probing = False
-        self.failures = 0  # since start; for the drills and tests
+        self.failures = 0  # calls that failed since start (or reset); for drills and tests
 
-    @property
-    def seconds(self) -> float:
-        return float(settings.REDIS_BREAKER_SECONDS)
+    def _open(self, now: float) -> bool:
+        at = self._failed_at
+        return at is not None and now - at < float(settings.REDIS_BREAKER_SECONDS)
 
     def allow(self) -> bool:
         """Whether this caller may talk to Redis now (False while open)."""
-        if self._open_until == 0.0:
+        if self._failed_at is None:
             return True
         with self._lock:
-            if time.monotonic() < self._open_until or self._probing:
+            if self._open(time.monotonic()) or self._probing:
                 return False
             self._probing = True  # this caller is the probe; the others wait for it
             return True
 
     def succeeded(self) -> None:
-        if self._open_until != 0.0:
+        if self._failed_at is not None:
             with self._lock:
-                self._open_until, self._probing = 0.0, False
+                self._failed_at, self._probing = None, False
 
     def failed(self) -> None:
         with self._lock:
-            self._open_until = time.monotonic() + self.seconds
+            self._failed_at = time.monotonic()
             self._probing = False
             self.failures += 1
 
     @property
     def is_open(self) -> bool:
-        return self._open_until != 0.0 and time.monotonic() < self._open_until
+        """Whether Redis was last found down (open, or waiting for its probe)."""
+        return self._failed_at is not None
 
     def reset(self) -> None:
         with self._lock:
-            self._open_until, self._probing = 0.0, False
+            self._failed_at, self._probing, self.failures = None, False, 0
 
 
 breaker = Breaker()
