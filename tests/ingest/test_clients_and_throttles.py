@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from core.auth import hash_key
 from core.models import ApiClient
 from core.services import issue_api_key, revoke_api_key
