@@ -8,4 +8,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Access and audit"
 
     def ready(self) -> None:
-        from . import receivers  # noqa: F401  (API-key cache invalidation)
+        from . import (
+            receivers,  # noqa: F401  (API-key cache invalidation)
+            schema,  # noqa: F401  (the API-key security scheme for the OpenAPI schema)
+        )

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from django.conf import settings
-from rest_framework import serializers
 
-from core.fields import FiniteFloatField
+from core.fields import FiniteFloatField, StrictCharField
 
 
-def code_field(**kwargs) -> serializers.CharField:
+def code_field(**kwargs) -> StrictCharField:
     """Code text: never trimmed, bounded, optional. Kept only under Research privacy."""
-    return serializers.CharField(
+    return StrictCharField(
         required=False,
         allow_blank=True,
         trim_whitespace=False,

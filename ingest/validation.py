@@ -36,7 +36,7 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from catalogue.fields import ModelKeyField
 from catalogue.selectors import resolve_model_key
-from core.fields import FiniteFloatField, StrictIntegerField
+from core.fields import FiniteFloatField, StrictCharField, StrictIntegerField
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MISSING = object()
@@ -192,7 +192,7 @@ def _field_check(field) -> Check:
     kind = type(field)
     if kind is ModelKeyField:
         return _model_key(field)
-    if kind is serializers.CharField:
+    if kind is serializers.CharField or kind is StrictCharField:
         return _text(field)
     if kind is serializers.ChoiceField:
         return _choice(field)

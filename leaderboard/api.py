@@ -13,8 +13,8 @@ import json
 from django.core.cache import cache
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.exceptions import NotFound
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
@@ -84,15 +84,21 @@ class LeaderboardAPI(CachedReadView):
             OpenApiParameter(
                 "category", str, description="A key from /api/v1/categories (default: overall)."
             ),
-            OpenApiParameter("format", str, enum=["json", "csv"]),
+            OpenApiParameter("format", str, enum=["json", "csv"], description="Default json."),
         ],
-        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR, description="With format=csv: one row per model."
+            ),
+            404: OpenApiResponse(description="No board published yet, or unknown category."),
+        },
     )
     def get(self, request):
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
-            raise NotFound(f"format '{fmt}' is not offered: use json or csv.")
+            raise ValidationError({"format": [f"'{fmt}' is not offered: use json or csv."]})
         sid = selectors.published_snapshot_id()
         if sid is None:
             raise NotFound("No leaderboard has been published yet.")
@@ -143,7 +149,13 @@ class SlicesAPI(CachedReadView):
     def get(self, request):
         dimension = request.query_params.get("dimension", DEFAULT_DIMENSION)
         if dimension not in DIMENSIONS:
-            raise NotFound(f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}.")
+            raise ValidationError(
+                {
+                    "dimension": [
+                        f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}."
+                    ]
+                }
+            )
         sid = selectors.published_snapshot_id()
         if sid is None:
             raise NotFound("No leaderboard has been published yet.")
