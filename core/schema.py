@@ -62,7 +62,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
         }
 
 
-def add_common_responses(result, generator, request, public):
+def add_common_responses(result, **_hook_kwargs):
     """Post-processing hook: the plumbing's error responses on every operation (see module doc)."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR_SCHEMA)
