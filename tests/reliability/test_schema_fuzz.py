@@ -106,7 +106,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(live_server,
         str(report),
         "--no-color",
     ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    # cwd: schemathesis keeps replay files under .schemathesis/ in its working directory.
+    run = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     out = run.stdout
     # Failures print the whole request; keep the report readable.
     shown = "\n".join(line[:400] for line in out[out.find("FAILURES") :].splitlines())
