@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @contextmanager
 def running_worker(
-    *, redis_url: str, monkeypatch, startup_seconds: float = 30.0
+    *, redis_url: str, monkeypatch, startup_seconds: float = 120.0
 ) -> Iterator[subprocess.Popen]:
     from django.db import connection
 
@@ -68,7 +68,7 @@ def running_worker(
             proc.kill()
 
 
-def wait_for(predicate: Callable[[], object], *, timeout: float = 60.0, interval: float = 0.3):
+def wait_for(predicate: Callable[[], object], *, timeout: float = 120.0, interval: float = 0.3):
     """Poll `predicate` until it returns something truthy; fail after `timeout` seconds."""
     deadline = time.time() + timeout
     while time.time() < deadline:
