@@ -89,8 +89,6 @@ def _safe_look() -> None:
     except Exception:
         # Never the vote's failure: it is stored; the beat schedule recomputes anyway.
         log.exception("Scheduling the vote-triggered recompute failed")
-        with _lock:
-            _looked_at = float("-inf")
 
 
 def _trailing_look() -> None:
@@ -139,6 +137,10 @@ def recompute_task():
     """The leaderboard's recompute task, looked up by name in the Celery app."""
     from celery import current_app
 
+    if RECOMPUTE_TASK not in current_app.tasks:
+        # A web process never imported the apps' task modules (only a worker autodiscovers
+        # them at start): import them now, once, so the task can be sent by its name.
+        current_app.loader.import_default_modules()
     return current_app.tasks[RECOMPUTE_TASK]
 
 
