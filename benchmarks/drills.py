@@ -284,15 +284,30 @@ def run_fault(
     seen: list[int] = []  # the board published when the fault ended (the DB may be starting)
     wait_until(lambda: seen.append(latest_published(stack)) or True, 60)
     board_before = seen[-1] if seen else 0
+    found: dict[str, float] = {}
+
+    def monitor() -> None:
+        # Polls from the end of the fault, while the clients go on, until both recovered.
+        deadline = ended + BOARD_TARGET + 60
+        while time.monotonic() < deadline and len(found) < 2:
+            now = time.monotonic() - ended
+            try:
+                if "health" not in found and stack.get("/healthz", timeout=3)[0] == 200:
+                    found["health"] = now
+                if "board" not in found and latest_published(stack) > board_before:
+                    found["board"] = now
+            except Exception:
+                pass
+            time.sleep(0.25)
+
+    watcher = threading.Thread(target=monitor)
+    watcher.start()
     time.sleep(after)
     stop.set()
     for t in threads:
         t.join()
-    health = board = None
-    if wait_until(lambda: stack.get("/healthz")[0] == 200, BOARD_TARGET, 0.25):
-        health = time.monotonic() - ended
-    if wait_until(lambda: latest_published(stack) > board_before, BOARD_TARGET + 60, 0.25):
-        board = time.monotonic() - ended
+    watcher.join()
+    health, board = found.get("health"), found.get("board")
     lost, dups = verify(stack, tally)
     return Result(
         name,

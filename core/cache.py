@@ -69,7 +69,7 @@ class DegradingRedisCache(RedisCache):
     def has_key(self, key, version=None):
         return self._call("has_key", False, key, version)
 
-    def set(self, key, value, timeout=-1, version=None) -> None:  # type: ignore[override]
+    def set(self, key, value, timeout=-1, version=None) -> None:
         if timeout == -1:
             timeout = self.default_timeout
         self._call("set", None, key, value, timeout, version, dirty=key)

@@ -42,7 +42,8 @@ def newest_beat_age() -> float | None:
     keys = list(client.scan_iter(match=_pattern(), count=100))
     if not keys:
         return None
-    values = [float(v) for v in client.mget(keys) if v is not None]
+    raw: list = client.mget(keys)  # type: ignore[assignment]  # sync client: a list
+    values = [float(v) for v in raw if v is not None]
     return time.time() - max(values) if values else None
 
 

@@ -8,6 +8,8 @@ slow. Votes are at most four levels deep (`completionItems.0.…`), so anything 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -18,6 +20,7 @@ def depth_exceeds(value: object, limit: int) -> bool:
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[object]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

@@ -16,6 +16,7 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from core.locks import held, single_flight
+from core.redis_client import REDIS_ERRORS
 from ingest.triggers import PENDING_KEY
 
 from .models import Snapshot
@@ -54,7 +55,8 @@ def true_status() -> dict | None:
 
 @shared_task(
     bind=True,
-    autoretry_for=(OperationalError, InterfaceError),
+    # The database or Redis (the lease) away for a moment: try again with backoff.
+    autoretry_for=(OperationalError, InterfaceError, *REDIS_ERRORS),
     retry_backoff=5,
     retry_backoff_max=300,
     max_retries=5,

@@ -26,8 +26,8 @@ class Command(BaseCommand):
         stale = settings.WORKER_HEARTBEAT_STALE_SECONDS
         if options["hostname"]:
             client = shared_redis()
-            value = (
-                client.get(f"{key_prefix()}:worker-beat:celery@{options['hostname']}")
+            value: bytes | None = (
+                client.get(f"{key_prefix()}:worker-beat:celery@{options['hostname']}")  # type: ignore[assignment]
                 if client
                 else None
             )
