@@ -33,7 +33,9 @@ text = st.text(st.characters(codec=None), max_size=300) | st.lists(
 ).map("".join)
 file_types = st.none() | st.text(max_size=40) | st.sampled_from(["python", "typescriptreact", ""])
 LANGS = {*PROGRAMMING_LANGUAGES, OTHER}
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

@@ -160,6 +160,7 @@ def test_any_body_is_2xx_and_stored_or_4xx_and_nothing_stored(
 settings_for_route = settings(
     max_examples=120,
     deadline=None,
+    database=None,  # no example files in the work tree
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=False,
 )
