@@ -14,7 +14,7 @@ from django.core.cache import cache
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
@@ -98,7 +98,7 @@ class LeaderboardAPI(CachedReadView):
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
         if fmt not in ("json", "csv"):
-            raise ValidationError({"format": [f"'{fmt}' is not offered: use json or csv."]})
+            raise NotFound(f"format '{fmt}' is not offered: use json or csv.")
         sid = selectors.published_snapshot_id()
         if sid is None:
             raise NotFound("No leaderboard has been published yet.")
@@ -149,13 +149,7 @@ class SlicesAPI(CachedReadView):
     def get(self, request):
         dimension = request.query_params.get("dimension", DEFAULT_DIMENSION)
         if dimension not in DIMENSIONS:
-            raise ValidationError(
-                {
-                    "dimension": [
-                        f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}."
-                    ]
-                }
-            )
+            raise NotFound(f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}.")
         sid = selectors.published_snapshot_id()
         if sid is None:
             raise NotFound("No leaderboard has been published yet.")
