@@ -17,6 +17,7 @@ from core.fields import FiniteFloatField, StrictCharField, StrictIntegerField
 
 from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
+from .serializers import MAX_CHARS_COUNT
 from .votes import CodeIn, CompletionIn, VoteIn
 
 _id: dict[str, Any] = {"max_length": 128}
@@ -66,8 +67,10 @@ class CompletionItemSerializer(serializers.Serializer):
     completion = code_field()
     prefix = code_field()
     suffix = code_field()
-    prefix_length = StrictIntegerField(required=False, min_value=0)
-    suffix_length = StrictIntegerField(required=False, min_value=0)
+    # Bounded like the native API's counts: the column is a 32-bit integer (schemathesis
+    # found 2**31 answered 500).
+    prefix_length = StrictIntegerField(required=False, min_value=0, max_value=MAX_CHARS_COUNT)
+    suffix_length = StrictIntegerField(required=False, min_value=0, max_value=MAX_CHARS_COUNT)
 
 
 class EditItemSerializer(serializers.Serializer):

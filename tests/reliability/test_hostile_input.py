@@ -67,3 +67,16 @@ def test_nul_in_query_or_path_is_400_naming_it(client, db, url, field):
 def test_invalid_json_is_400(api, models):
     r = api.put("/add_completion_outcome", data=b'{"pairId": "x",', content_type="application/json")
     assert r.status_code == 400 and r.json()["error"] == "parse_error"
+
+
+def test_a_length_beyond_the_column_is_400_not_500(api, models):
+    # Found by schemathesis: prefix_length 2**31 reached the 32-bit column and answered 500.
+    before = row_counts()
+    body = outcome_payload(pairId="huge-length")
+    for item in body["completionItems"]:
+        item["prefix"] = ""
+        item["prefix_length"] = 2**31
+    r = api.put("/add_completion_outcome", data=json.dumps(body), content_type="application/json")
+    assert r.status_code == 400, r.content
+    assert "prefix_length" in r.json()["message"]
+    assert row_counts() == before
