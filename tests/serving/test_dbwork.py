@@ -39,7 +39,8 @@ def test_request_thread_opens_no_database_connection(stub, secret_env, settings)
         assert seen["connected"] is False
         assert len(seen["pair"]["completionItems"]) == 2
         dbwork.drain()  # the logs are written after the answer
-        assert CompletionLog.objects.filter(pair_id="p-db").count() == 2
+        # Two served sides (on a busy machine a slow side may also leave a timed-out call).
+        assert CompletionLog.objects.filter(pair_id="p-db", succeeded=True).count() == 2
         # Work ran on the named database threads.
         names = dbwork.run_db(lambda: threading.current_thread().name)
         assert names.startswith("serving-db")
