@@ -9,3 +9,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# The worker's heartbeat for /healthz (core/heartbeat.py).
+from core.heartbeat import WorkerHeartbeat  # noqa: E402
+
+app.steps["consumer"].add(WorkerHeartbeat)

@@ -1,6 +1,6 @@
 """`arena-healthcheck`: exit 0 when this container's pool answers /healthz with 200 (Docker HEALTHCHECK).
 
-It asks HEALTHCHECK_URL (default http://127.0.0.1:8000/healthz) with the first name in
+It asks HEALTHCHECK_URL (default http://127.0.0.1:8000/healthz?check=live) with the first name in
 ALLOWED_HOSTS as Host, so an ALLOWED_HOSTS without "localhost" does not make it fail with
 400. /healthz is exempt from the https redirect. Standard library only: it starts fast and
 loads no Django.
@@ -13,7 +13,8 @@ import sys
 import urllib.error
 import urllib.request
 
-DEFAULT_URL = "http://127.0.0.1:8000/healthz"
+# live, not ready: a down worker or Redis must not take the web container out too.
+DEFAULT_URL = "http://127.0.0.1:8000/healthz?check=live"
 
 
 def host_header(allowed_hosts: str) -> str | None:

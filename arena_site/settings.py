@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     # Ours, lowest layer first (docs/architecture.md; import-linter holds the order).
     "core",
     "catalogue",
@@ -79,12 +80,17 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "core.middleware.BodySizeLimitMiddleware",
+    "core.middleware.HostileUrlMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "arena_site.urls"
@@ -118,19 +124,46 @@ else:
     DATABASES = {"default": env.db_url_config(DATABASE_URL)}
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # A database that does not answer fails a request in seconds (503), never hangs it.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
+# Redis is optional at run time (docs/reliability.md): short timeouts on every connection,
+# and a per-process breaker that stops trying for REDIS_BREAKER_SECONDS after a failure.
+REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=0.5)
+REDIS_CONNECT_TIMEOUT = env.float("REDIS_CONNECT_TIMEOUT", default=0.5)
+REDIS_BREAKER_SECONDS = env.float("REDIS_BREAKER_SECONDS", default=5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # RedisCache that answers misses while Redis is unreachable (core/cache.py).
+            "BACKEND": "core.cache.DegradingRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="arena"),
+            "OPTIONS": {
+                "socket_timeout": REDIS_SOCKET_TIMEOUT,
+                "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
+    # Publishing a task (from a web process) gives up quickly when the broker is gone;
+    # the caller then leaves the recompute to the beat schedule or the next vote.
+    CELERY_TASK_PUBLISH_RETRY_POLICY = {
+        "max_retries": 1,
+        "interval_start": 0,
+        "interval_step": 0.2,
+        "interval_max": 0.2,
+    }
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+        "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+    }
+    CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     # With a host name: a bare "memory://" makes kombu warn on every task ("No hostname
@@ -156,6 +189,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# django-axes first: it refuses a locked-out login before the password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -206,7 +244,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.SafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
     "NUM_PROXIES": NUM_PROXIES,
@@ -223,6 +261,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation lists the plumbing's error answers (core/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.add_common_responses",
+    ],
 }
 
 # --- Arena ------------------------------------------------------------------------
@@ -248,6 +291,10 @@ ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_CODE_CHARS = env.int("ARENA_MAX_CODE_CHARS", default=200_000)
 ARENA_MAX_LATENCY_MS = env.float("ARENA_MAX_LATENCY_MS", default=120_000.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
+# Deeper JSON bodies get 400 (votes are at most four levels deep; core/parsers.py).
+ARENA_MAX_JSON_DEPTH = env.int("ARENA_MAX_JSON_DEPTH", default=32)
+# Retry-After of the 503 answered while the database is down (core/errors.py).
+ARENA_RETRY_AFTER_SECONDS = env.int("ARENA_RETRY_AFTER_SECONDS", default=5)
 
 # Personal leaderboards (`/user_scores`, contributor pages): nothing below this many of the
 # user's own counted votes, then one score list per PERSONAL_HISTORY_INTERVAL votes.
@@ -258,7 +305,13 @@ PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 RECOMPUTE_ON_VOTES = env.bool("RECOMPUTE_ON_VOTES", default=True)
 RECOMPUTE_DEBOUNCE_SECONDS = env.int("RECOMPUTE_DEBOUNCE_SECONDS", default=30)
 RECOMPUTE_INTERVAL_SECONDS = env.int("RECOMPUTE_INTERVAL_SECONDS", default=900)
-RECOMPUTE_LOCK_SECONDS = env.int("RECOMPUTE_LOCK_SECONDS", default=900)
+# The recompute lock is a lease of this many seconds, renewed every third of it while the
+# run is alive: a killed run's lock is gone within it (core/locks.py).
+RECOMPUTE_LOCK_SECONDS = env.int("RECOMPUTE_LOCK_SECONDS", default=30)
+# The worker writes a heartbeat every WORKER_HEARTBEAT_SECONDS; /healthz calls it down when
+# the newest is older than WORKER_HEARTBEAT_STALE_SECONDS (core/heartbeat.py).
+WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=5.0)
+WORKER_HEARTBEAT_STALE_SECONDS = env.float("WORKER_HEARTBEAT_STALE_SECONDS", default=30.0)
 # Snapshots older than this many days are thinned to the last one of each day (history).
 SNAPSHOT_KEEP_ALL_DAYS = env.int("SNAPSHOT_KEEP_ALL_DAYS", default=2)
 # Pair serving (README "Serving completion pairs"): one pair's time budget including
@@ -326,6 +379,37 @@ ANOMALY_AUTO_EXCLUDE = env.bool("ANOMALY_AUTO_EXCLUDE", default=False)
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
 if LOG_FORMAT not in ("plain", "json"):
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'plain' or 'json', not {LOG_FORMAT!r}.")
+
+# --- Hardening (docs/reliability.md) ----------------------------------------------
+# Content-Security-Policy (django-csp): scripts only from our own static files (no inline
+# script anywhere; chart data travels as JSON data blocks). Styles allow 'unsafe-inline'
+# because plotly.js injects its own <style> element and style attributes when it draws.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+# Admin login lockout (django-axes): after AXES_FAILURE_LIMIT failed logins for one user
+# name from one client IP, that pair is refused for AXES_COOLOFF_HOURS.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The same client address as the throttles and the stored ip_hash (NUM_PROXIES).
+AXES_CLIENT_IP_CALLABLE = "core.client_ip.client_ip"
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_VERBOSE = False  # no start-up banner in every command's output
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

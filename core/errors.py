@@ -4,10 +4,16 @@ Services raise an `ApplicationError` (or a subclass declared in their own app); 
 exception handler here turns it, and DRF's own exceptions, into that shape. `message` names
 each offending field by its dotted path (e.g. `completionItems.0.model`) and says what is
 wrong with it, so a client developer can fix the request without docs.
+
+When the database does not answer, every route (votes and reads, API and pages) answers
+503 `{"error": "unavailable", "message"}` with `Retry-After` (`ARENA_RETRY_AFTER_SECONDS`):
+here for API views, in `core.middleware.DatabaseUnavailableMiddleware` for the others.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -68,7 +74,30 @@ def summary(fields: dict[str, list[str]], limit: int = 5) -> str:
     return "; ".join(parts)
 
 
+def is_database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says the database cannot be reached (down, restarting, connection lost)."""
+    if isinstance(exc, OperationalError | InterfaceError):
+        return True
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+def database_unavailable_body() -> dict:
+    return {
+        "error": "unavailable",
+        "message": "The database is not answering. Votes are idempotent on their pair id: "
+        f"send the same request again in {settings.ARENA_RETRY_AFTER_SECONDS} s.",
+    }
+
+
 def api_exception_handler(exc, context):
+    if is_database_unavailable(exc):
+        response = Response(database_unavailable_body(), status=503)
+        response["Retry-After"] = str(settings.ARENA_RETRY_AFTER_SECONDS)
+        return response
     if isinstance(exc, ApplicationError):
         return Response(exc.body(), status=exc.status)
     response = exception_handler(exc, context)

@@ -1,9 +1,24 @@
-"""Request plumbing: refuse oversized bodies with a clear 413; serve `//route` as `/route`."""
+"""Request guards and plumbing that run before any view.
+
+* `CollapseLeadingSlashesMiddleware` serves `//route` as `/route` (an extension whose server
+  URL ends in a slash sends `//route`).
+* `BodySizeLimitMiddleware` refuses oversized bodies with a clear 413 before anything reads them.
+* `HostileUrlMiddleware` answers 400 for a NUL character in the path or a query parameter
+  (PostgreSQL text cannot hold one, so it would fail deep inside a query), naming the field.
+* `DatabaseUnavailableMiddleware` turns "the database does not answer" anywhere in a view
+  into a 503 in the API's error shape with `Retry-After`, instead of Django's HTML 500.
+"""
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.http import JsonResponse
+
+from .errors import database_unavailable_body, is_database_unavailable
+
+log = logging.getLogger(__name__)
 
 
 class BodySizeLimitMiddleware:
@@ -50,3 +65,50 @@ class CollapseLeadingSlashesMiddleware:
             if request.path.endswith(old):  # keep a SCRIPT_NAME prefix in front
                 request.path = request.path[: len(request.path) - len(old)] + new
         return self.get_response(request)
+
+
+class HostileUrlMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        field = None
+        if "\x00" in request.path:
+            field = "path"
+        elif "%00" in request.META.get("QUERY_STRING", "") or "\x00" in request.META.get(
+            "QUERY_STRING", ""
+        ):
+            field = next(
+                (
+                    f"query parameter {key!r}"
+                    for key, values in request.GET.lists()
+                    if "\x00" in key or any("\x00" in v for v in values)
+                ),
+                "query string",
+            )
+        if field is not None:
+            return JsonResponse(
+                {
+                    "error": "invalid",
+                    "message": f"{field}: must not contain a NUL character.",
+                    "fields": {field: ["Must not contain a NUL character."]},
+                },
+                status=400,
+            )
+        return self.get_response(request)
+
+
+class DatabaseUnavailableMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not is_database_unavailable(exception):
+            return None
+        log.warning("Database unavailable on %s: %s", request.path, type(exception).__name__)
+        response = JsonResponse(database_unavailable_body(), status=503)
+        response["Retry-After"] = str(settings.ARENA_RETRY_AFTER_SECONDS)
+        return response

@@ -1,4 +1,4 @@
-"""One redis-py client per process for the vote hot path: throttle counters, the vote trigger.
+"""One redis-py client per process for the hot path, and the breaker that makes a down Redis cheap.
 
 Django's `RedisCache` builds a new `redis.Redis` object for every cache call (~0.2 ms of
 CPU each) and offers no pipelines, so a throttle check through it costs two or three
@@ -6,24 +6,123 @@ round trips plus that construction. The hot path instead uses this client: built
 process from `settings.REDIS_URL`, with its own small connection pool, and keys of its own
 namespaced under the cache's key prefix (e.g. `arena:thr:…`). Without `REDIS_URL`
 (embedded mode) there is no client and callers fall back to the Django cache.
+
+Redis is a cache and a broker here, never the only copy of anything a request needs, so
+every caller treats it as optional (docs/reliability.md):
+
+* Every connection has short connect and socket timeouts (`REDIS_CONNECT_TIMEOUT`,
+  `REDIS_SOCKET_TIMEOUT`): a frozen Redis (SIGSTOP) costs one timeout, not a hang.
+* A per-process circuit breaker (`breaker`) opens on the first connection error or
+  timeout. While it is open (`REDIS_BREAKER_SECONDS`) nobody in this process talks to
+  Redis: the throttles count in process memory, the cache answers misses, triggers are
+  left to the beat schedule. After that one caller probes; success closes it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
+import kombu.exceptions
 import redis
 from django.conf import settings
+
+T = TypeVar("T")
 
 # A sync worker uses one connection; gthread workers share the pool between their threads.
 # Each command takes well under a millisecond, so a thread waits briefly for a free one
 # rather than opening one connection per thread (the pair server runs 80 threads).
 POOL_SIZE = 16
-TIMEOUT_SECONDS = 2.0
+
+# What a Redis that is down, restarting or frozen raises through redis-py.
+REDIS_ERRORS: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.BusyLoadingError,
+    kombu.exceptions.OperationalError,  # publishing a task to the broker (Redis) failed
+    OSError,
+)
 
 _lock = threading.Lock()
 _client: redis.Redis | None = None
 _client_url = ""
+
+
+class RedisUnavailable(Exception):
+    """Redis did not answer (or the breaker is open): the caller takes its fallback."""
+
+
+class Breaker:
+    """Open for `REDIS_BREAKER_SECONDS` after a failure; then one probe at a time decides.
+
+    Per process: each web worker finds out on its own, at the cost of one failed call.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failed_at: float | None = None  # monotonic time of the last failure; None = closed
+        self._probing = False
+        self.failures = 0  # calls that failed since start (or reset); for drills and tests
+
+    def _open(self, now: float) -> bool:
+        at = self._failed_at
+        return at is not None and now - at < float(settings.REDIS_BREAKER_SECONDS)
+
+    def allow(self) -> bool:
+        """Whether this caller may talk to Redis now (False while open)."""
+        if self._failed_at is None:
+            return True
+        with self._lock:
+            if self._open(time.monotonic()) or self._probing:
+                return False
+            self._probing = True  # this caller is the probe; the others wait for it
+            return True
+
+    def succeeded(self) -> None:
+        if self._failed_at is not None:
+            with self._lock:
+                self._failed_at, self._probing = None, False
+
+    def failed(self) -> None:
+        with self._lock:
+            self._failed_at = time.monotonic()
+            self._probing = False
+            self.failures += 1
+
+    @property
+    def is_open(self) -> bool:
+        """Whether Redis was last found down (open, or waiting for its probe)."""
+        return self._failed_at is not None
+
+    def reset(self) -> None:
+        with self._lock:
+            self._failed_at, self._probing, self.failures = None, False, 0
+
+
+breaker = Breaker()
+
+
+def guarded(call: Callable[[], T]) -> T:
+    """Run `call` (which talks to Redis) under the breaker; RedisUnavailable if it cannot."""
+    if not breaker.allow():
+        raise RedisUnavailable("Redis breaker open")
+    try:
+        result = call()
+    except REDIS_ERRORS as exc:
+        breaker.failed()
+        raise RedisUnavailable(str(exc)) from exc
+    breaker.succeeded()
+    return result
+
+
+def timeouts() -> dict[str, float]:
+    """The socket options every Redis connection of the site uses."""
+    return {
+        "socket_timeout": float(settings.REDIS_SOCKET_TIMEOUT),
+        "socket_connect_timeout": float(settings.REDIS_CONNECT_TIMEOUT),
+    }
 
 
 def shared_redis() -> redis.Redis | None:
@@ -44,9 +143,8 @@ def _connect(url: str) -> redis.Redis:
             pool = redis.BlockingConnectionPool.from_url(
                 url,
                 max_connections=POOL_SIZE,
-                timeout=TIMEOUT_SECONDS,  # wait for a free connection at most this long
-                socket_timeout=TIMEOUT_SECONDS,
-                socket_connect_timeout=TIMEOUT_SECONDS,
+                timeout=float(settings.REDIS_SOCKET_TIMEOUT),  # wait for a free connection
+                **timeouts(),
             )
             old, _client, _client_url = _client, redis.Redis(connection_pool=pool), url
             if old is not None:
@@ -64,6 +162,6 @@ def shares_cache_redis() -> bool:
     cfg = settings.CACHES.get("default", {})
     return (
         bool(settings.REDIS_URL)
-        and cfg.get("BACKEND", "").endswith(".RedisCache")
+        and cfg.get("BACKEND", "").endswith("RedisCache")
         and cfg.get("LOCATION") == settings.REDIS_URL
     )

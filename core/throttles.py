@@ -7,11 +7,19 @@ and per user id) are checked together in that one round trip. Without Redis (emb
 mode) the counters live in the Django cache (`add`, then `incr`). Either way there is no
 per-request history, unlike DRF's default throttles, which keep a list of timestamps per
 client.
+
+When Redis does not answer (or its breaker, `core.redis_client.breaker`, is open) the same
+fixed windows are counted in this process's memory instead (`LocalWindows`): a request is
+never refused or failed because Redis is down, and the limits still hold per process, so
+with N web workers a client gets up to N times its limit until Redis is back
+(docs/reliability.md).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+import threading
 import time
 from functools import lru_cache
 
@@ -21,7 +29,7 @@ from rest_framework.throttling import BaseThrottle
 
 from .client_ip import client_ip
 from .models import ApiClient
-from .redis_client import key_prefix, shared_redis
+from .redis_client import RedisUnavailable, guarded, key_prefix, shared_redis
 
 _UNITS = {
     "s": 1,
@@ -40,6 +48,14 @@ _UNITS = {
 Hit = tuple[str, int, int]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: str) -> bool:
+    """Whether `value` is text the validators accept (no NUL, no lone surrogate)."""
+    return "\x00" not in value and (value.isascii() or not _SURROGATE.search(value))
+
+
 @lru_cache(maxsize=64)
 def parse_rate(rate: str) -> tuple[int, int]:
     count, _, unit = rate.partition("/")
@@ -56,6 +72,50 @@ def _count_in_cache(window_key: str, period: int) -> int:
         return 1
 
 
+class LocalWindows:
+    """Fixed-window counters in process memory: the fallback while Redis is unreachable."""
+
+    MAX_KEYS = 100_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, tuple[float, int]] = {}  # window key -> (expires, count)
+
+    def count(self, window_key: str, period: int, now: float) -> int:
+        with self._lock:
+            expires, n = self._counts.get(window_key, (0.0, 0))
+            if expires <= now:
+                if len(self._counts) >= self.MAX_KEYS:
+                    self._purge(now)
+                expires, n = now + period + 1, 0
+            self._counts[window_key] = (expires, n + 1)
+            return n + 1
+
+    def _purge(self, now: float) -> None:
+        live = {k: v for k, v in self._counts.items() if v[0] > now}
+        if len(live) >= self.MAX_KEYS:  # a flood of distinct identities: start afresh
+            live = {}
+        self._counts = live
+
+    def clear(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+local_windows = LocalWindows()
+
+
+def _count_in_redis(client, windows: list[tuple[str, int]]) -> list[int]:
+    prefix = key_prefix()
+    pipe = client.pipeline(transaction=False)
+    for window_key, period in windows:
+        full_key = f"{prefix}:{window_key}"
+        # The window's counter with its expiry if it is missing, then one more request.
+        pipe.set(full_key, 0, ex=period + 1, nx=True)
+        pipe.incr(full_key)
+    return pipe.execute()[1::2]
+
+
 def hit_many(hits: list[Hit]) -> float | None:
     """Count one request against every limit; seconds to wait if any is exceeded, else None.
 
@@ -66,14 +126,10 @@ def hit_many(hits: list[Hit]) -> float | None:
     windows = [(f"thr:{key}:{int(now // period)}", period) for key, _, period in hits]
     client = shared_redis()
     if client is not None:
-        prefix = key_prefix()
-        pipe = client.pipeline(transaction=False)
-        for window_key, period in windows:
-            full_key = f"{prefix}:{window_key}"
-            # The window's counter with its expiry if it is missing, then one more request.
-            pipe.set(full_key, 0, ex=period + 1, nx=True)
-            pipe.incr(full_key)
-        counts = pipe.execute()[1::2]
+        try:
+            counts = guarded(lambda: _count_in_redis(client, windows))
+        except RedisUnavailable:
+            counts = [local_windows.count(key, period, now) for key, period in windows]
     else:
         counts = [_count_in_cache(window_key, period) for window_key, period in windows]
     waits = [
@@ -125,7 +181,9 @@ class _UserThrottle(_Throttle):
     def identity(self, request) -> str | None:
         data = request.data
         user_id = data.get("userId") or data.get("user_id") if isinstance(data, dict) else None
-        if not isinstance(user_id, str) or not user_id:
+        if not isinstance(user_id, str) or not user_id or not valid_text(user_id):
+            # Not a user id the vote could be stored under: validation answers 400 for it
+            # after the throttles, which count this request per IP only.
             return None
         return hashlib.sha256(user_id.encode()).hexdigest()[:32]
 

@@ -13,10 +13,11 @@ from typing import Any
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
-from core.fields import FiniteFloatField, PromptField, StrictIntegerField
+from core.fields import FiniteFloatField, PromptField, StrictCharField, StrictIntegerField
 
 from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
+from .serializers import MAX_CHARS_COUNT
 from .votes import CodeIn, CompletionIn, VoteIn
 
 _id: dict[str, Any] = {"max_length": 128}
@@ -55,25 +56,27 @@ def _chars(item: dict, text_key: str, length_key: str) -> int | None:
 
 
 class CompletionItemSerializer(serializers.Serializer):
-    completionId = serializers.CharField(**_id)
+    completionId = StrictCharField(**_id)
     model = ModelKeyField()
-    userId = serializers.CharField(max_length=256, required=False)
+    userId = StrictCharField(max_length=256, required=False)
     timestamp = FiniteFloatField(required=False)
     pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
-    pairCompletionId = serializers.CharField(required=False, allow_blank=True, **_id)
+    pairCompletionId = StrictCharField(required=False, allow_blank=True, **_id)
     latency = latency_field(unit="s")
     prompt = code_field(field=PromptField)
     completion = code_field()
     prefix = code_field()
     suffix = code_field()
-    prefix_length = StrictIntegerField(required=False, min_value=0)
-    suffix_length = StrictIntegerField(required=False, min_value=0)
+    # Bounded like the native API's counts: the column is a 32-bit integer (schemathesis
+    # found 2**31 answered 500).
+    prefix_length = StrictIntegerField(required=False, min_value=0, max_value=MAX_CHARS_COUNT)
+    suffix_length = StrictIntegerField(required=False, min_value=0, max_value=MAX_CHARS_COUNT)
 
 
 class EditItemSerializer(serializers.Serializer):
-    responseId = serializers.CharField(**_id)
+    responseId = StrictCharField(**_id)
     model = ModelKeyField()
-    userId = serializers.CharField(max_length=256, required=False)
+    userId = StrictCharField(max_length=256, required=False)
     timestamp = FiniteFloatField(required=False)
     pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
     latency = latency_field(unit="s")
@@ -83,19 +86,19 @@ class EditItemSerializer(serializers.Serializer):
     suffix = code_field()
     codeToEdit = code_field()
     userInput = code_field()
-    language = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    language = StrictCharField(max_length=64, required=False, allow_blank=True)
 
 
 class _OutcomeBase(serializers.Serializer):
-    pairId = serializers.CharField(**_id)
-    userId = serializers.CharField(max_length=256)
-    version = serializers.CharField(max_length=64, allow_blank=True)
+    pairId = StrictCharField(**_id)
+    userId = StrictCharField(max_length=256)
+    version = StrictCharField(max_length=64, allow_blank=True)
     privacy = serializers.ChoiceField(choices=Privacy.values)
-    fileType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
-    repoUrl = serializers.CharField(
+    fileType = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
+    repoUrl = StrictCharField(
         max_length=2048, required=False, allow_blank=True, allow_null=True, default=""
     )
-    username = serializers.CharField(max_length=256, required=False, allow_blank=True)
+    username = StrictCharField(max_length=256, required=False, allow_blank=True)
 
     @classmethod
     def vote_from(cls, d: dict) -> VoteIn:
@@ -196,13 +199,13 @@ class EditOutcomeSerializer(_OutcomeBase):
 class AddCompletionSerializer(CompletionItemSerializer):
     """`PUT /add_completion`: one shown completion with its latency."""
 
-    userId = serializers.CharField(max_length=256)
+    userId = StrictCharField(max_length=256)
     pairIndex = StrictIntegerField(min_value=0, max_value=1)
-    pairCompletionId = serializers.CharField(allow_blank=True, **_id)
-    version = serializers.CharField(max_length=64, allow_blank=True)
+    pairCompletionId = StrictCharField(allow_blank=True, **_id)
+    version = StrictCharField(max_length=64, allow_blank=True)
     privacy = serializers.ChoiceField(choices=Privacy.values)
-    fileType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
-    pairId = serializers.CharField(required=False, allow_blank=True, **_id)
+    fileType = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
+    pairId = StrictCharField(required=False, allow_blank=True, **_id)
 
     @staticmethod
     def completion_from(d: dict) -> CompletionIn:
@@ -229,10 +232,10 @@ class SingleOutcomeSerializer(CompletionItemSerializer):
     so no code is kept.
     """
 
-    userId = serializers.CharField(max_length=256)
-    version = serializers.CharField(max_length=64, allow_blank=True)
+    userId = StrictCharField(max_length=256)
+    version = StrictCharField(max_length=64, allow_blank=True)
     privacy = serializers.ChoiceField(choices=Privacy.values, default=Privacy.PRIVATE)
 
 
 class UserIdSerializer(serializers.Serializer):
-    userId = serializers.CharField(max_length=256)
+    userId = StrictCharField(max_length=256)

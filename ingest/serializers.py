@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
-from core.fields import StrictIntegerField
+from core.fields import StrictCharField, StrictIntegerField
 
 from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
@@ -31,14 +31,14 @@ def check_distinct(attrs: dict, a: str, b: str) -> None:
 class BattleSerializer(serializers.Serializer):
     """One vote. `model_a` is the completion shown on top, `model_b` the bottom one."""
 
-    pair_id = serializers.CharField(max_length=128)
-    user_id = serializers.CharField(max_length=256)
+    pair_id = StrictCharField(max_length=128)
+    user_id = StrictCharField(max_length=256)
     model_a = ModelKeyField()
     model_b = ModelKeyField()
     outcome = serializers.ChoiceField(choices=list(OUTCOME_NAMES))
     kind = serializers.ChoiceField(choices=BattleKind.values, default=BattleKind.COMPLETION)
     privacy = serializers.ChoiceField(choices=Privacy.values)
-    file_type = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    file_type = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
     latency_a_ms = latency_field(unit="ms")
     latency_b_ms = latency_field(unit="ms")
     prefix_chars = StrictIntegerField(
@@ -47,16 +47,14 @@ class BattleSerializer(serializers.Serializer):
     suffix_chars = StrictIntegerField(
         required=False, allow_null=True, default=None, min_value=0, max_value=MAX_CHARS_COUNT
     )
-    client_version = serializers.CharField(
-        max_length=64, required=False, allow_blank=True, default=""
-    )
+    client_version = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
     prefix = code_field(help_text="Stored only when privacy is Research.")
     suffix = code_field(help_text="Stored only when privacy is Research.")
     completion_a = code_field(help_text="Stored only when privacy is Research.")
     completion_b = code_field(help_text="Stored only when privacy is Research.")
     code_to_edit = code_field(help_text="Edit battles; stored only when privacy is Research.")
     user_input = code_field(help_text="Edit battles; stored only when privacy is Research.")
-    repo_url = serializers.CharField(max_length=2048, required=False, allow_blank=True, default="")
+    repo_url = StrictCharField(max_length=2048, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict) -> dict:
         check_distinct(attrs, "model_a", "model_b")
@@ -105,7 +103,7 @@ class BattleBatchSerializer(serializers.Serializer):
 
 class BattleCreatedSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["created", "duplicate"])
-    pair_id = serializers.CharField()
+    pair_id = StrictCharField()
     battle_id = serializers.IntegerField()
 
 

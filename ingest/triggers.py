@@ -23,6 +23,13 @@ A look uses the process's own Redis client (`core.redis_client`) on the cache's 
 `PENDING_KEY`, so the task's `cache.delete` clears it; without Redis (embedded mode) it is
 a Django cache call. The recompute lives in the leaderboard app, a layer above ingest, so it
 is named here by string (`RECOMPUTE_TASK`) rather than imported.
+
+A look never fails the vote that made it: with Redis unreachable (or its breaker open) the
+look is given up, this process forgets it looked (so the next vote after the outage looks
+again) and the beat schedule covers the gap. A pending flag that was set but whose task
+could not be published is deleted again, and the flag's expiry is a short margin past the
+debounce rather than the recompute's whole lease, so a lost one delays the next board by
+at most that much.
 """
 
 from __future__ import annotations
@@ -36,12 +43,14 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections
 
-from core.redis_client import shared_redis, shares_cache_redis
+from core.redis_client import RedisUnavailable, guarded, shared_redis, shares_cache_redis
 
 log = logging.getLogger(__name__)
 
 LOCAL_CHECK_SECONDS = 1.0
 PENDING_KEY = "lb:recompute-pending"
+# How long past the debounce a pending flag outlives a recompute that never cleared it.
+PENDING_MARGIN_SECONDS = 60
 RECOMPUTE_TASK = "leaderboard.tasks.recompute_leaderboard"
 
 _lock = threading.Lock()
@@ -67,7 +76,19 @@ def votes_arrived() -> None:
                 _trailing.daemon = True
                 _trailing.start()
     if look:
+        _safe_look()
+
+
+def _safe_look() -> None:
+    global _looked_at
+    try:
         _look()
+    except RedisUnavailable:
+        with _lock:
+            _looked_at = float("-inf")  # look again on the next vote
+    except Exception:
+        # Never the vote's failure: it is stored; the beat schedule recomputes anyway.
+        log.exception("Scheduling the vote-triggered recompute failed")
 
 
 def _trailing_look() -> None:
@@ -78,9 +99,7 @@ def _trailing_look() -> None:
         _trailing = None
         _looked_at = time.monotonic()
     try:
-        _look()
-    except Exception:
-        log.exception("Scheduling the vote-triggered recompute failed")
+        _safe_look()
     finally:
         close_old_connections()
 
@@ -99,21 +118,36 @@ def _claim_pending(key: str, timeout: int) -> bool:
     client = shared_redis() if shares_cache_redis() else None
     if client is not None:
         # The value and key are what `cache.add` would write (ints are stored as such).
-        return bool(client.set(cache.make_key(key), 1, ex=timeout, nx=True))
+        return bool(guarded(lambda: client.set(cache.make_key(key), 1, ex=timeout, nx=True)))
     return cache.add(key, 1, timeout=timeout)
+
+
+def _release_pending(key: str) -> None:
+    client = shared_redis() if shares_cache_redis() else None
+    try:
+        if client is not None:
+            guarded(lambda: client.delete(cache.make_key(key)))
+        else:
+            cache.delete(key)
+    except RedisUnavailable:
+        pass  # it expires PENDING_MARGIN_SECONDS after the debounce
 
 
 def recompute_task():
     """The leaderboard's recompute task, looked up by name in the Celery app."""
     from celery import current_app
 
+    if RECOMPUTE_TASK not in current_app.tasks:
+        # A web process never imported the apps' task modules (only a worker autodiscovers
+        # them at start): import them now, once, so the task can be sent by its name.
+        current_app.loader.import_default_modules()
     return current_app.tasks[RECOMPUTE_TASK]
 
 
 def _look() -> None:
     """Set the pending flag; if this set it, schedule the recompute after the debounce."""
     delay = settings.RECOMPUTE_DEBOUNCE_SECONDS
-    if not _claim_pending(PENDING_KEY, delay + settings.RECOMPUTE_LOCK_SECONDS):
+    if not _claim_pending(PENDING_KEY, delay + PENDING_MARGIN_SECONDS):
         return
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Embedded setup: no worker, so run in a background thread of this process.
@@ -121,7 +155,13 @@ def _look() -> None:
         timer.daemon = True
         timer.start()
     else:
-        recompute_task().apply_async(kwargs={"trigger": "votes"}, countdown=delay)
+        try:
+            guarded(
+                lambda: recompute_task().apply_async(kwargs={"trigger": "votes"}, countdown=delay)
+            )
+        except Exception:
+            _release_pending(PENDING_KEY)  # so the next look schedules it
+            raise
 
 
 def _run_in_process() -> None:

@@ -36,7 +36,13 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from catalogue.fields import ModelKeyField
 from catalogue.selectors import resolve_model_key
-from core.fields import CodeTextField, FiniteFloatField, PromptField, StrictIntegerField
+from core.fields import (
+    CodeTextField,
+    FiniteFloatField,
+    PromptField,
+    StrictCharField,
+    StrictIntegerField,
+)
 from core.fields import strip_nul as strip_nul_chars
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -195,7 +201,7 @@ def _field_check(field) -> Check:
     kind = type(field)
     if kind is ModelKeyField:
         return _model_key(field)
-    if kind is serializers.CharField:
+    if kind is serializers.CharField or kind is StrictCharField:
         return _text(field)
     if kind is CodeTextField or kind is PromptField:  # a prompt as a message list goes slow
         return _text(field, strip_nul=True)

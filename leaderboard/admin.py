@@ -70,16 +70,17 @@ class SnapshotAdmin(ReadOnlyAdmin):
         ]
 
     def changelist_view(self, request, extra_context=None):
-        from .tasks import get_status
+        from .tasks import true_status
 
         extra = {
             "can_recompute": request.user.has_perm("leaderboard.recompute_snapshot"),
-            "status": get_status(),
+            # The lease decides what is running, not the last status a run wrote.
+            "status": true_status(),
         }
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
     def recompute_view(self, request):
-        from .tasks import get_status, recompute_leaderboard, set_status
+        from .tasks import recompute_leaderboard, set_status, true_status
 
         if not request.user.has_perm("leaderboard.recompute_snapshot"):
             raise PermissionDenied
@@ -91,7 +92,7 @@ class SnapshotAdmin(ReadOnlyAdmin):
             except Exception as exc:  # eager mode runs it here; the status shows the failure
                 self.message_user(request, f"Recompute failed: {exc}", messages.ERROR)
             return redirect(reverse("admin:leaderboard_snapshot_recompute"))
-        status = get_status()
+        status = true_status()
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

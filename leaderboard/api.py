@@ -13,7 +13,7 @@ import json
 from django.core.cache import cache
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
@@ -84,9 +84,15 @@ class LeaderboardAPI(CachedReadView):
             OpenApiParameter(
                 "category", str, description="A key from /api/v1/categories (default: overall)."
             ),
-            OpenApiParameter("format", str, enum=["json", "csv"]),
+            OpenApiParameter("format", str, enum=["json", "csv"], description="Default json."),
         ],
-        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR, description="With format=csv: one row per model."
+            ),
+            404: OpenApiResponse(description="No board published yet, or unknown category."),
+        },
     )
     def get(self, request):
         category = request.query_params.get("category", "overall")

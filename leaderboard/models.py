@@ -11,6 +11,7 @@ class Snapshot(models.Model):
     """One complete computation of the board and all its slices, published atomically."""
 
     class Status(models.TextChoices):
+        RUNNING = "running"  # a recompute is writing it (or died doing so: see recompute.py)
         PUBLISHED = "published"
         FAILED = "failed"
 

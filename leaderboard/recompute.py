@@ -3,6 +3,12 @@
 A snapshot is written in a single transaction, so readers see either the previous
 published board or the complete new one, never a mix. A failure leaves the previous one
 published and is recorded as a failed snapshot with its error (shown in the admin).
+
+Each run first writes its snapshot row as `running`; publishing fills that row in and
+marks it published in the same transaction as its slices. A run that dies on the way
+(`kill -9` of the worker) leaves its row `running`; the next task run, which holds the
+recompute lease and so knows nobody else is running, marks such rows failed
+(`mark_dead_runs`, from `leaderboard.tasks`), as does the admin when no lease is held.
 """
 
 from __future__ import annotations
@@ -156,6 +162,24 @@ def _rows_for(
     return rows
 
 
+DIED = "The run stopped without finishing (its worker died or lost its lease)."
+
+
+def start_run(*, trigger: str) -> Snapshot:
+    """The row a run writes before it reads anything: `running` until it publishes or fails."""
+    return Snapshot.objects.create(
+        status=Snapshot.Status.RUNNING, computed_at=timezone.now(), trigger=trigger, method=""
+    )
+
+
+def mark_dead_runs(*, except_id: int | None = None) -> int:
+    """Mark `running` rows failed; only for callers that know no run is alive (lease free/held)."""
+    rows = Snapshot.objects.filter(status=Snapshot.Status.RUNNING)
+    if except_id is not None:
+        rows = rows.exclude(pk=except_id)
+    return rows.update(status=Snapshot.Status.FAILED, error=DIED)
+
+
 def publish(
     *,
     results: list[SliceResult],
@@ -163,28 +187,35 @@ def publish(
     config: RatingConfig,
     trigger: str,
     timings: dict[str, float],
+    snapshot: Snapshot | None = None,
 ) -> Snapshot:
     ids = dict(ArenaModel.objects.values_list("key", "id"))
     public_ids = set(
         ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("id", flat=True)
     )
     with transaction.atomic():
-        snapshot = Snapshot.objects.create(
-            status=Snapshot.Status.PUBLISHED,
-            computed_at=timezone.now(),
-            trigger=trigger,
-            method=config.method,
-            rounds=config.rounds if config.method == "bootstrap" else 0,
-            seed=config.seed,
-            anchor=config.anchor.key if config.anchor is not None else "",
-            anchor_value=config.anchor_value,
-            battles=cells.battles,
-            users=cells.users,
-            simulated_battles=cells.simulated,
-            aggregate_seconds=timings["aggregate"],
-            fit_seconds=timings["fit"],
-            duration_seconds=time.perf_counter() - timings["started"],
-        )
+        fields = {
+            "status": Snapshot.Status.PUBLISHED,
+            "computed_at": timezone.now(),
+            "trigger": trigger,
+            "method": config.method,
+            "rounds": config.rounds if config.method == "bootstrap" else 0,
+            "seed": config.seed,
+            "anchor": config.anchor.key if config.anchor is not None else "",
+            "anchor_value": config.anchor_value,
+            "battles": cells.battles,
+            "users": cells.users,
+            "simulated_battles": cells.simulated,
+            "aggregate_seconds": timings["aggregate"],
+            "fit_seconds": timings["fit"],
+            "duration_seconds": time.perf_counter() - timings["started"],
+        }
+        if snapshot is None:
+            snapshot = Snapshot.objects.create(**fields)
+        else:
+            for name, value in fields.items():
+                setattr(snapshot, name, value)
+            snapshot.save()
         overall_rank: dict[int, int] = {}
         all_rows: list[SnapshotRow] = []
         for result in results:
@@ -240,6 +271,7 @@ def recompute(
     """Recompute every slice and publish the snapshot. On failure, record it and re-raise.
     `progress` wraps the slices to fit (see `fit_slices`)."""
     started = time.perf_counter()
+    run = start_run(trigger=trigger)
     try:
         config = RatingConfig.current()
         cells = aggregate()
@@ -253,14 +285,13 @@ def recompute(
             config=config,
             trigger=trigger,
             timings={"aggregate": t_agg, "fit": t_fit, "started": started},
+            snapshot=run,
         )
     except Exception as exc:
         log.exception("Leaderboard recompute failed; the previous snapshot stays published")
-        Snapshot.objects.create(
+        Snapshot.objects.filter(pk=run.pk).update(
             status=Snapshot.Status.FAILED,
             computed_at=timezone.now(),
-            trigger=trigger,
-            method="",
             error=f"{type(exc).__name__}: {exc}"[:2000],
             duration_seconds=time.perf_counter() - started,
         )

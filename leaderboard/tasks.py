@@ -1,4 +1,9 @@
-"""Celery tasks of the leaderboard: recompute (beat-scheduled, vote-triggered, or from the admin)."""
+"""Celery tasks of the leaderboard: recompute (beat-scheduled, vote-triggered, or from the admin).
+
+One run at a time, under the "recompute" lease (`core.locks`, `RECOMPUTE_LOCK_SECONDS`,
+renewed while the run is alive): a worker killed mid-run frees it within that many
+seconds, and the next run marks the dead run's snapshot row failed.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,16 @@ from django.core.cache import cache
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from core.locks import single_flight
+from core.locks import held, single_flight
+from core.redis_client import REDIS_ERRORS
 from ingest.triggers import PENDING_KEY
 
-from .recompute import recompute
+from .models import Snapshot
+from .recompute import DIED, mark_dead_runs, recompute
 
 log = logging.getLogger(__name__)
 STATUS_KEY = "lb:recompute-status"
+LOCK_NAME = "recompute"
 
 
 def set_status(state: str, **extra) -> None:
@@ -28,16 +36,34 @@ def get_status() -> dict | None:
     return cache.get(STATUS_KEY)
 
 
+def true_status() -> dict | None:
+    """The status as it really is: a "running" whose lease is gone is a run that died.
+
+    The cached status says what the last run *said*; a run killed mid-way never says
+    "failed". With no lease held (and Redis able to tell), nothing is running: such a
+    status, and any snapshot row still marked running, are turned into failures.
+    """
+    status = get_status()
+    running = status is not None and status.get("state") == "running"
+    if held(LOCK_NAME) is False:
+        dead = mark_dead_runs()
+        if running or dead:
+            status = {**(status or {}), "state": "failed", "error": DIED}
+            set_status("failed", trigger=status.get("trigger", ""), error=DIED)
+    return status
+
+
 @shared_task(
     bind=True,
-    autoretry_for=(OperationalError, InterfaceError),
+    # The database or Redis (the lease) away for a moment: try again with backoff.
+    autoretry_for=(OperationalError, InterfaceError, *REDIS_ERRORS),
     retry_backoff=5,
     retry_backoff_max=300,
     max_retries=5,
 )
 def recompute_leaderboard(self, trigger: str = "beat") -> int | None:
     """Recompute and publish; returns the snapshot id, or None when another run holds the lock."""
-    with single_flight("recompute", timeout=settings.RECOMPUTE_LOCK_SECONDS) as mine:
+    with single_flight(LOCK_NAME, timeout=settings.RECOMPUTE_LOCK_SECONDS) as mine:
         if not mine:
             if trigger == "votes":
                 # Votes that arrived after the running recompute read the battles still
@@ -49,6 +75,10 @@ def recompute_leaderboard(self, trigger: str = "beat") -> int | None:
             if trigger == "admin":
                 set_status("busy", trigger=trigger)
             return None
+        # We hold the lease, so a row still "running" is a run that died.
+        dead = mark_dead_runs()
+        if dead:
+            log.warning("%s recompute run(s) had died; marked failed", dead)
         cache.delete(PENDING_KEY)
         set_status("running", trigger=trigger)
         try:
@@ -64,3 +94,8 @@ def recompute_leaderboard(self, trigger: str = "beat") -> int | None:
             seconds=round(snapshot.duration_seconds, 2),
         )
         return snapshot.pk
+
+
+def running_snapshot() -> Snapshot | None:
+    """The snapshot row of the run in progress, if any."""
+    return Snapshot.objects.filter(status=Snapshot.Status.RUNNING).order_by("-id").first()

@@ -510,10 +510,13 @@ def extract_features(*, programming_language: str, prefix: str, suffix: str) -> 
     heads: set[str] = set()
     import_lines: list[str] = []
     for line in text.splitlines():
+        # split() also drops Unicode whitespace (U+00A0, U+3000, U+001F ...) that lstrip
+        # keeps, so a line of only such characters has no head at all.
         stripped = line.lstrip(" \t-")
-        if not stripped:
+        head = stripped.split(None, 1)
+        if not head:
             continue
-        heads.add(stripped.split(None, 1)[0])
+        heads.add(head[0])
         if _has_import_keyword(stripped):
             import_lines.append(line.lstrip())
     return Features(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -158,13 +157,14 @@ def test_median_solves_product_of_cdfs() -> None:
             assert med[i, j] >= max(fits[i].median, fits[j].median)
 
 
-def test_pair_latency_is_fast_for_many_models() -> None:
+def test_pair_latency_for_many_models() -> None:
+    # Its speed (~2 ms for 50 models) is measured in benchmarks/bench_hot_functions.py.
     fits = [LogNormalFit(float(m), 0.5) for m in np.linspace(-1, 1, 50)]
-    start = time.perf_counter()
-    for _ in range(5):
-        lat = pair_latency_matrix(fits)
-        pair_distribution(lat.expected, tau=0.5, floor=0.2)
-    assert (time.perf_counter() - start) / 5 < 0.1  # measured ~2 ms
+    lat = pair_latency_matrix(fits)
+    dist = pair_distribution(lat.expected, tau=0.5, floor=0.2)
+    assert lat.expected.shape == (50, 50)
+    assert np.all(np.isfinite(lat.expected[~np.eye(50, dtype=bool)]))
+    assert dist.sum() == pytest.approx(1.0) and np.all(dist >= 0)
 
 
 # --------------------------------------------------------------- pair distribution

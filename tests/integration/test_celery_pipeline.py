@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
+from django.core.cache import cache
 
+from arena_site.celery import app as celery_app
 from catalogue.services import seed_demo_catalogue
 from core.locks import single_flight
+from ingest import triggers
+from ingest.triggers import PENDING_KEY
 from leaderboard.models import RatingConfig, Snapshot
 from leaderboard.selectors import board
 from leaderboard.tasks import recompute_leaderboard
@@ -58,7 +61,15 @@ def test_votes_posted_through_the_api_appear_on_the_next_board(celery_worker, ke
     votes = {m["model"]: m["votes"] for m in data["models"]}
     assert votes == {"codestral-2405": 150, "gpt-4o-mini-2024-07-18": 75, "deepseek-coder-fim": 75}
     assert snap.trigger == "votes"
-    time.sleep(2.5)  # past the debounce: no second run was queued by the later votes
+    # No second run was queued by the later votes. A run is queued only by a look that sets
+    # the pending flag; once this process's last trailing look has run (none is armed), the
+    # flag is still clear and the worker holds no scheduled task, nothing more will come.
+    wait_for(lambda: triggers._trailing is None)
+    assert cache.get(PENDING_KEY) is None
+    inspect = celery_app.control.inspect(timeout=10)
+    held = [t for tasks in (inspect.scheduled() or {}).values() for t in tasks]
+    held += [t for tasks in (inspect.reserved() or {}).values() for t in tasks]
+    assert held == []
     assert Snapshot.objects.filter(status="published").count() == 1
 
 

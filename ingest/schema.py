@@ -1,0 +1,31 @@
+"""The OpenAPI type of a model key: exactly the keys (and aliases) the catalogue resolves now.
+
+`catalogue.fields.ModelKeyField` accepts a string only if it names a catalogue model or an
+alias, so the schema lists those as an enum, read from the catalogue whenever the schema
+is generated (`/api/schema/`). A client or a fuzzer reading the schema then sends keys the
+server accepts, and a key outside the list is one the server refuses with 400.
+"""
+
+from __future__ import annotations
+
+from django.db import DatabaseError
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+
+from catalogue.selectors import catalogue
+
+
+class ModelKeySchema(OpenApiSerializerFieldExtension):
+    target_class = "catalogue.fields.ModelKeyField"
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = {
+            "type": "string",
+            "description": "A model key or alias from the catalogue (see /list_models).",
+        }
+        try:
+            keys = sorted(catalogue())
+        except DatabaseError:  # `manage.py spectacular` without a database
+            keys = []
+        if keys:
+            schema["enum"] = keys
+        return schema
