@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from core.redis_client import key_prefix, shared_redis
 
@@ -68,8 +68,8 @@ def holders(name: str) -> int:
     if client is None:
         return 0
     key = semaphore_key(name)
-    seconds, micros = client.time()
-    return int(client.zcount(key, seconds + micros / 1e6, "+inf"))
+    seconds, micros = cast(tuple[int, int], client.time())
+    return int(cast(int, client.zcount(key, seconds + micros / 1e6, "+inf")))
 
 
 @contextlib.contextmanager
