@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
+
+from core.fields import StrictCharField
 
 USERNAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$"
 # What the extension's Register form sends (all optional); nothing else is kept.
@@ -10,18 +13,20 @@ METADATA_KEYS = ("jobTitle", "industrySector", "yearsOfExperience", "codingHours
 
 
 class _UserBase(serializers.Serializer):
-    userId = serializers.CharField(max_length=256)
-    password = serializers.CharField(
+    userId = StrictCharField(max_length=256)
+    password = StrictCharField(
         max_length=128, required=False, allow_null=True, allow_blank=True, trim_whitespace=False
     )
 
 
 class RegisterSerializer(_UserBase):
-    username = serializers.RegexField(
-        USERNAME_RE,
-        error_messages={
-            "invalid": "3-32 characters: letters, digits and . _ - (starting with a letter or digit)."
-        },
+    username = StrictCharField(
+        validators=[
+            RegexValidator(
+                USERNAME_RE,
+                "3-32 characters: letters, digits and . _ - (starting with a letter or digit).",
+            )
+        ]
     )
     metadata = serializers.DictField(required=False, allow_null=True)
 
@@ -47,4 +52,4 @@ class RegisterSerializer(_UserBase):
 
 
 class AuthenticateSerializer(_UserBase):
-    username = serializers.CharField(max_length=32, required=False, allow_blank=True, default="")
+    username = StrictCharField(max_length=32, required=False, allow_blank=True, default="")

@@ -17,6 +17,22 @@ from leaderboard import selectors as lb_selectors
 from . import charts, selectors, services
 from .serializers import AuthenticateSerializer, RegisterSerializer
 
+SCORE_HISTORY_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "model": {"type": "string"},
+                "elo": {"type": "number"},
+                "votes": {"type": "integer"},
+            },
+            "required": ["model", "elo", "votes"],
+        },
+    },
+}
+
 SCORE = inline_serializer(
     "ModelScore",
     {
@@ -94,7 +110,9 @@ class UserScoresView(APIView):
 
     @extend_schema(
         request=UserIdSerializer,
-        responses={200: serializers.ListField(child=serializers.ListField(child=SCORE)), **ERRORS},
+        # A list of lists of rows: spelled as a raw schema because drf-spectacular cannot
+        # resolve a serializer nested two lists deep (it warned, and check --deploy failed).
+        responses={200: SCORE_HISTORY_SCHEMA, **ERRORS},
         summary="Extension: the user's personal leaderboard over time (one list per 20 votes)",
     )
     def post(self, request):

@@ -134,13 +134,13 @@ def _release_pending(key: str) -> None:
 
 
 def recompute_task():
-    """The leaderboard's recompute task, looked up by name in the Celery app."""
+    """The leaderboard's recompute task, looked up by name in the Celery app.
+
+    Registered in every process, web ones too: arena_site's ready() imports every app's
+    tasks module (tests/ops/test_task_discovery.py).
+    """
     from celery import current_app
 
-    if RECOMPUTE_TASK not in current_app.tasks:
-        # A web process never imported the apps' task modules (only a worker autodiscovers
-        # them at start): import them now, once, so the task can be sent by its name.
-        current_app.loader.import_default_modules()
     return current_app.tasks[RECOMPUTE_TASK]
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.auth import AnonymousAllowed, HasApiKey
 from core.client_ip import client_ip
 from core.metrics import VOTES
+from core.renderers import SafeJSONRenderer
 from core.throttles import VOTE_THROTTLES
 
 from .models import BattleSource
@@ -24,7 +24,7 @@ from .serializers import (
 from .services import BatchRejected, record_battle, record_battles
 from .validation import validator_for
 
-JSON_RENDERER = JSONRenderer()
+JSON_RENDERER = SafeJSONRenderer()
 
 
 ERRORS = {

@@ -15,10 +15,10 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
-from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
 from core import hotcache
+from core.renderers import SafeJSONRenderer
 from core.throttles import READ_THROTTLES
 
 from . import selectors
@@ -74,7 +74,7 @@ class CachedReadView(APIView):
 
     def perform_content_negotiation(self, request, force=False):
         # Bodies are pre-rendered and cached; `?format=csv` is ours, not DRF's renderer switch.
-        return (JSONRenderer(), "application/json")
+        return (SafeJSONRenderer(), "application/json")
 
 
 class LeaderboardAPI(CachedReadView):

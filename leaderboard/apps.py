@@ -8,6 +8,4 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
-        # tasks: registered in every process (web ones too), as lower apps schedule the
-        # recompute by its task name (ingest.triggers.RECOMPUTE_TASK).
-        from . import signals, tasks  # noqa: F401
+        from . import signals  # noqa: F401

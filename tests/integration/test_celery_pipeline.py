@@ -69,7 +69,8 @@ def test_votes_posted_through_the_api_appear_on_the_next_board(celery_worker, ke
     inspect = celery_app.control.inspect(timeout=10)
     held = [t for tasks in (inspect.scheduled() or {}).values() for t in tasks]
     held += [t for tasks in (inspect.reserved() or {}).values() for t in tasks]
-    assert held == []
+    # (other apps' housekeeping, e.g. evaluations' resume at worker start, may be held too)
+    assert [t for t in held if t["request"]["name"] == triggers.RECOMPUTE_TASK] == []
     assert Snapshot.objects.filter(status="published").count() == 1
 
 

@@ -23,7 +23,8 @@ def test_the_recompute_task_resolves_in_a_fresh_non_worker_process():
         "SECRET_KEY": "test-only",
     }
     code = (
-        "import json; from celery import current_app; "
+        "import json; from celery import current_app; from ingest.triggers import recompute_task; "
+        "assert recompute_task().name == 'leaderboard.tasks.recompute_leaderboard'; "
         "print(json.dumps(sorted(n for n in current_app.tasks if not n.startswith('celery.'))))"
     )
     result = subprocess.run(
