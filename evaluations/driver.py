@@ -28,6 +28,7 @@ marks the run ``done`` and publishes the suite's external board (`publish`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -247,18 +248,32 @@ class _Driver:
             connection.close()
 
     def lanes(self, count: int) -> None:
+        # The calling thread runs a lane itself, unless an event loop already runs in it (an
+        # async caller, or Playwright's sync API in the test process): a lane drives a loop
+        # of its own, which cannot run inside another, so then every lane gets a thread.
+        here = not _loop_running_here()
         threads = [
             threading.Thread(target=self.thread_lane, name=f"evaluation-{self.run_id}-{i}")
-            for i in range(count - 1)
+            for i in range(count - 1 if here else count)
         ]
         for thread in threads:
             thread.start()
         try:
-            self.lane()
+            if here:
+                self.lane()
         finally:
-            close_thread_client()
+            if here:
+                close_thread_client()
             for thread in threads:
                 thread.join()
+
+
+def _loop_running_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _start(run_id: int) -> EvaluationRun | None:

@@ -90,3 +90,23 @@ def test_semaphore_wait_stops_when_asked(db):
         slot(name, limit=1, lease_s=30, should_stop=lambda: True),
     ):
         pass
+
+
+def test_a_caller_inside_an_event_loop_still_drives_the_run(
+    slow_model, stub, settings, monkeypatch
+):
+    # Found by the whole suite: Playwright's sync API leaves a running loop in the main
+    # thread (tests/browser allows Django's ORM there), and a lane there could not run a
+    # loop of its own: every call failed.
+    import asyncio
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    settings.EVALUATION_PROVIDER_CONCURRENCY = 2
+    run = services.create_run(suite=Suite.HUMANEVAL, model=slow_model, limit=3, concurrency=1)
+
+    async def inside_a_loop() -> str:
+        return driver.drive(run.pk)
+
+    assert asyncio.run(inside_a_loop()) == RunStatus.DONE
+    run.refresh_from_db()
+    assert run.done == 3 and run.score == 100.0
