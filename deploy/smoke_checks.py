@@ -126,6 +126,28 @@ def pages_and_read_api(c: Client, r: Results, model_key: str) -> set[str]:
     return set(gets)
 
 
+def accounts(c: Client, r: Results) -> set[str]:
+    """The extension's account flow and the contributors' pages: register, log in, scores,
+    the public and the private page, delete."""
+    user, name = f"machine-{uid()}", f"smoke-{uid()[:8]}"
+    reg = c.request("PUT", "/users", body={"userId": user, "username": name})
+    expect(reg.status == 200, "PUT /users (register)", (reg.status, reg.body[:300]))
+    auth = c.request("POST", "/users/authenticate", body={"userId": user})
+    expect(auth.status == 200, "POST /users/authenticate", (auth.status, auth.body[:300]))
+    personal = auth.json()["user"]["personalUrl"]
+    scores = c.request("POST", "/user_scores", body={"userId": user})
+    expect(scores.status == 200 and isinstance(scores.json(), list), "POST /user_scores",
+           (scores.status, scores.body[:300]))  # fmt: skip
+    for path in ("/contributors/", f"/contributors/{name}/", personal):
+        resp = c.request("GET", path)
+        expect(resp.status == 200, f"GET {path} -> 200", (resp.status, resp.body[:300]))
+    gone = c.request("DELETE", "/users", body={"userId": user, "username": name})
+    expect(gone.status == 204, "DELETE /users", (gone.status, gone.body[:300]))
+    r.ok("accounts through nginx: register, authenticate, user_scores, contributor pages, delete")
+    return {"users", "users/authenticate", "user_scores", "contributors/",
+            "contributors/<str:username>/", "me/<str:token>/"}  # fmt: skip
+
+
 def votes_and_pairs(c: Client, r: Results, *, api_key: str, models: list[str]) -> set[str]:
     """The write routes, the way their clients use them: the extension's flow end to end."""
     user = f"machine-{uid()}"

@@ -330,6 +330,7 @@ def main() -> int:
         checks.tls_and_redirects(c, r)
         covered = checks.pages_and_read_api(c, r, made["models"][0])
         covered |= checks.votes_and_pairs(c, r, api_key=made["api_key"], models=made["models"])
+        covered |= checks.accounts(c, r)
         routes = last_json(run([*manage, "shell", "-c", ROUTES], env=env, cwd=site, quiet=True))
         missing = sorted(set(routes) - covered - {"metrics"})
         checks.expect(not missing, "every route of the URL map is checked", missing)
