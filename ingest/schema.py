@@ -4,12 +4,17 @@
 alias, so the schema lists those as an enum, read from the catalogue whenever the schema
 is generated (`/api/schema/`). A client or a fuzzer reading the schema then sends keys the
 server accepts, and a key outside the list is one the server refuses with 400.
+
+The type is one component (`ModelKey`) that every model-key field refers to: inlined, the
+same list under `model_a` and `model_b` made drf-spectacular warn about one enum with two
+names on every schema request (a non-JSON line in the web log).
 """
 
 from __future__ import annotations
 
 from django.db import DatabaseError
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import ResolvedComponent
 
 from catalogue.selectors import catalogue
 
@@ -28,4 +33,8 @@ class ModelKeySchema(OpenApiSerializerFieldExtension):
             keys = []
         if keys:
             schema["enum"] = keys
-        return schema
+        component = ResolvedComponent(
+            name="ModelKey", type=ResolvedComponent.SCHEMA, object="ModelKey", schema=schema
+        )
+        auto_schema.registry.register_on_missing(component)
+        return component.ref
