@@ -28,6 +28,7 @@ PAGES = [
     "/correlations/",
     "/external/",
     "/methodology/",
+    "/take-part/",
 ]
 
 
