@@ -30,6 +30,11 @@ def leaderboard(request):
     if data is None and category != "overall":
         raise Http404(f"Unknown category {category!r}")
     context = {"board": data, "category": category, "categories": _category_choices()}
+    # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
+    context["show_retired"] = request.GET.get("deprecated") == "1"
+    context["retired_count"] = selectors.retired_count()
+    if context["show_retired"]:
+        context["retired"] = selectors.retired_models(category=category)
     if data is not None and data["models"]:
         context["charts"] = [
             ("intervals", charts.interval_chart(data)),
