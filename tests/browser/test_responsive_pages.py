@@ -29,6 +29,7 @@ PAGES = [
     "/external/",
     "/methodology/",
     "/take-part/",
+    "/compare/?a=deepseek-coder-fim&b=codestral-2405",
 ]
 
 
