@@ -25,7 +25,7 @@ def wilson_interval(*, successes: float, n: int, z: float = Z95) -> tuple[float,
 
 
 def predicted_win_rate(*, rating_a: float, rating_b: float) -> float:
-    """Bradley–Terry on the board's 400-point scale: P(a beats b)."""
+    """Bradley-Terry on the board's 400-point scale: P(a beats b)."""
     return 1.0 / (1.0 + 10.0 ** ((rating_b - rating_a) / 400.0))
 
 
