@@ -42,6 +42,8 @@ class ArenaModelAdmin(AuditedAdmin):
         "style",
         "visibility",
         "merged_into",
+        "release_date",
+        "retired_at",
         "updated_at",
     )
     list_filter = ("visibility", "style", "organization")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils import timezone
 
 model_key_validator = RegexValidator(
     r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$",
@@ -45,6 +46,14 @@ class ArenaModel(models.Model):
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_keys"
     )
+    # Facts about the model shown on its page, when known.
+    release_date = models.DateField(null=True, blank=True)
+    knowledge_cutoff = models.CharField(
+        max_length=32, blank=True, help_text="As its maker states it, e.g. 2024-04 or “late 2023”."
+    )
+    # When it was retired (visibility "retired"); filled in on saving as retired if empty,
+    # cleared when the model is given another visibility.
+    retired_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -60,6 +69,14 @@ class ArenaModel(models.Model):
     def clean(self) -> None:
         if self.key and ModelAlias.objects.filter(key=self.key).exists():
             raise ValidationError({"key": f"'{self.key}' is already an alias of another model."})
+        if self.visibility == Visibility.RETIRED and self.retired_at is None:
+            self.retired_at = timezone.now()
+        elif self.visibility != Visibility.RETIRED:
+            self.retired_at = None
+
+    @property
+    def is_retired(self) -> bool:
+        return self.visibility == Visibility.RETIRED
 
     @property
     def is_fim(self) -> bool:

@@ -11,6 +11,7 @@ extension = [
 ]
 
 pages = [
+    path("take-part/", views.take_part, name="take-part"),
     path("contributors/", views.top_contributors, name="contributors"),
     path("contributors/<str:username>/", views.personal_by_username, name="contributor"),
     path("me/<str:token>/", views.personal_by_token, name="contributor-private"),

@@ -1,9 +1,11 @@
-"""The extension's account and personal-statistics routes, and the contributor pages."""
+"""The extension's account and personal-statistics routes, the contributor pages and "take part"."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -159,4 +161,20 @@ def top_contributors(request):
         request,
         "contributors/top.html",
         {**selectors.top_contributors(), "board": lb_selectors.board()},
+    )
+
+
+def take_part(request):
+    # The address as this request reached us: scheme from the proxy's X-Forwarded-Proto when
+    # NUM_PROXIES trusts it (SECURE_PROXY_SSL_HEADER), host from Host (checked against
+    # ALLOWED_HOSTS), plus any script prefix. Not cached per snapshot: it varies by host.
+    server_url = request.build_absolute_uri(reverse("leaderboard")).rstrip("/")
+    return render(
+        request,
+        "contributors/take_part.html",
+        {
+            "server_url": server_url,
+            "min_votes": settings.PERSONAL_MIN_VOTES,
+            "board": lb_selectors.board(),
+        },
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from django.core.cache import cache
+from django.db.models import OuterRef, Subquery
 
 from analysis.grouping import GroupedCounts
 from catalogue.models import ArenaModel, Visibility
@@ -151,7 +152,52 @@ def categories(*, snapshot_id: int | None = None) -> list[dict]:
 
 # --- Model pages ----------------------------------------------------------------------
 def public_model(key: str) -> ArenaModel | None:
-    return ArenaModel.objects.filter(key=key, visibility=Visibility.PUBLIC).first()
+    """A model with a public page: on the board, or retired (its history kept). Never hidden/private."""
+    return ArenaModel.objects.filter(
+        key=key, visibility__in=(Visibility.PUBLIC, Visibility.RETIRED)
+    ).first()
+
+
+def retired_count() -> int:
+    return ArenaModel.objects.filter(visibility=Visibility.RETIRED).count()
+
+
+def retired_models(*, category: str = "overall") -> list[dict]:
+    """Retired models with their last line on this category's board while they were public."""
+    last_row = (
+        SnapshotRow.objects.filter(
+            model_id=OuterRef("pk"),
+            slice__key=category,
+            public=True,
+            slice__snapshot__status=Snapshot.Status.PUBLISHED,
+        )
+        .order_by("-slice__snapshot_id")
+        .values("id")[:1]
+    )
+    retired = list(
+        ArenaModel.objects.filter(visibility=Visibility.RETIRED)
+        .annotate(last_row=Subquery(last_row))
+        .order_by("-retired_at", "key")
+    )
+    rows = SnapshotRow.objects.select_related("slice__snapshot").in_bulk(
+        [m.last_row for m in retired if m.last_row is not None]
+    )
+    out = []
+    for m in retired:
+        row = rows.get(m.last_row)
+        out.append(
+            {
+                "model": m.key,
+                "display_name": m.display_name,
+                "retired_at": m.retired_at,
+                "rating": row.rating if row else None,
+                "ci_lower": row.ci_lower if row else None,
+                "ci_upper": row.ci_upper if row else None,
+                "votes": row.votes if row else 0,
+                "last_on_board": row.slice.snapshot.computed_at if row else None,
+            }
+        )
+    return out
 
 
 def model_history(*, model_id: int) -> list[dict]:

@@ -9,6 +9,7 @@ pages = [
     path("models/<path:key>/", views.model_detail, name="model-detail"),
     path("methodology/", views.methodology, name="methodology"),
     path("slices/", views.slices, name="slices"),
+    path("compare/", views.compare_models, name="compare"),
 ]
 
 api_v1 = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import render
 
-from . import charts, selectors
+from . import charts, compare, selectors
 from .aggregation import DIMENSIONS
 from .page_cache import cached_per_snapshot
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
@@ -30,6 +30,11 @@ def leaderboard(request):
     if data is None and category != "overall":
         raise Http404(f"Unknown category {category!r}")
     context = {"board": data, "category": category, "categories": _category_choices()}
+    # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
+    context["show_retired"] = request.GET.get("deprecated") == "1"
+    context["retired_count"] = selectors.retired_count()
+    if context["show_retired"]:
+        context["retired"] = selectors.retired_models(category=category)
     if data is not None and data["models"]:
         context["charts"] = [
             ("intervals", charts.interval_chart(data)),
@@ -139,3 +144,24 @@ def slices(request):
             "charts": chart_list,
         },
     )
+
+
+@cached_per_snapshot
+def compare_models(request):
+    """Two models head to head (?a=&b=); the form works without JavaScript."""
+    data = selectors.board()
+    a, b = request.GET.get("a", ""), request.GET.get("b", "")
+    context = {"board": data, "a": a, "b": b, "result": None, "error": None}
+    status = 200
+    keys = {m["model"] for m in data["models"]} if data else set()
+    if a and b:
+        unknown = [k for k in (a, b) if k not in keys]
+        if unknown:
+            context["error"] = f"Not on the current board: {', '.join(unknown)}."
+            status = 404
+        elif a == b:
+            context["error"] = "Choose two different models to compare."
+            status = 400
+        else:
+            context["result"] = compare.head_to_head(a=a, b=b)
+    return render(request, "leaderboard/compare.html", context, status=status)

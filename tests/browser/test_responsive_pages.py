@@ -28,6 +28,8 @@ PAGES = [
     "/correlations/",
     "/external/",
     "/methodology/",
+    "/take-part/",
+    "/compare/?a=deepseek-coder-fim&b=codestral-2405",
 ]
 
 

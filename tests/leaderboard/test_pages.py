@@ -69,3 +69,10 @@ def test_pages_are_cached_until_the_next_snapshot(client, simulated):
     assert client.get("/").content == first  # same snapshot: the cached page
     recompute(trigger="test")
     assert b"Renamed Codestral" in client.get("/").content
+
+
+def test_board_explains_battles_in_a_collapsible_panel(client, simulated):
+    recompute(trigger="test")
+    html = client.get("/").content.decode()
+    assert '<details class="help" id="board-help">' in html
+    assert "A <em>battle</em> is one vote" in html and 'href="/take-part/"' in html
