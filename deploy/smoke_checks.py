@@ -116,6 +116,8 @@ def pages_and_read_api(c: Client, r: Results, model_key: str) -> set[str]:
         "api/v1/correlations": "/api/v1/correlations",
         "list_models": "/list_models",
         "healthz": "/healthz",
+        "take-part/": "/take-part/",
+        "compare/": "/compare/",
     }
     for path in gets.values():
         resp = c.request("GET", path, headers={"Accept-Encoding": "gzip"})
