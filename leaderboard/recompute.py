@@ -258,6 +258,8 @@ def publish(
                 top_slot_p=_num(top.p) if top else None,
                 top_slot_lower=_num(top.lower) if top else None,
                 top_slot_upper=_num(top.upper) if top else None,
+                scale_label=board.scale_label[:300],
+                anchor_applied=bool(board.anchor_applied),
             )
             rows = _rows_for(result, ids, public_ids, overall_rank)
             if result.key == OVERALL:

@@ -37,10 +37,12 @@ def _battle(i: int, a: int, b: int, top_wins: bool, task_type: str = "frontend")
     )
 
 
-def _arena(n: int = 3000, seed: int = 1, task_type: str = "frontend") -> dict[str, int]:
-    """Battles between the STRENGTH models (created if needed), random slots."""
+def _arena(
+    n: int = 3000, seed: int = 1, task_type: str = "frontend", models: tuple[str, ...] = ()
+) -> dict[str, int]:
+    """Battles between the STRENGTH models (or `models` of them), created if needed."""
     ids = {k: (ArenaModel.objects.filter(key=k).first() or _model(k)).pk for k in STRENGTH}
-    keys = list(STRENGTH)
+    keys = list(models or STRENGTH)
     rng = np.random.default_rng(seed)
     a = rng.integers(0, len(keys), n)
     b = (a + rng.integers(1, len(keys), n)) % len(keys)
@@ -120,3 +122,25 @@ def test_a_hidden_rated_model_does_not_hold_the_scale(sandwich_config):
     after = _shown(snap.pk)
     # the others move only by what the new battles say about them (a few points at most)
     assert max(abs(after[k] - before[k]) for k in before) < 5
+
+
+def test_each_board_says_what_held_its_scale(sandwich_config, client, api):
+    _arena()
+    _arena(800, seed=2, task_type="backend", models=("lb-m1", "lb-m2", "lb-m4", "lb-m5"))
+    sandwich_config.anchor = ArenaModel.objects.get(key="lb-m3")
+    sandwich_config.save()
+    snap = recompute(trigger="test")
+    overall = board(snapshot_id=snap.pk)["category"]
+    assert overall["scale_label"] == "lb-m3 held at 1000" and overall["anchor_applied"]
+    assert _shown(snap.pk)["lb-m3"] == pytest.approx(1000.0, abs=1e-9)
+    backend = board(category="task_type:backend", snapshot_id=snap.pk)["category"]
+    want = "mean of the 4 shown models held at 1000 (lb-m3 is not rated here)"
+    assert backend["scale_label"] == want and not backend["anchor_applied"]
+    assert np.mean(list(_shown(snap.pk, "task_type:backend").values())) == pytest.approx(1000.0)
+    # the page and the API print the label of the board shown, not the configured anchor
+    page = client.get("/", {"category": "task_type:backend"}).content.decode()
+    assert want in page and "lb-m3 held at" not in page
+    assert "lb-m3 held at 1000" in client.get("/").content.decode()
+    body = api.get("/api/v1/leaderboard", {"category": "task_type:backend"}).json()
+    assert body["category"]["scale_label"] == want
+    assert body["category"]["anchor_applied"] is False
