@@ -61,6 +61,9 @@ class SnapshotSlice(models.Model):
     # the shown models where the anchor is not rated): the page prints this, not the config.
     scale_label = models.CharField(max_length=300, blank=True)
     anchor_applied = models.BooleanField(default=False)
+    # Overall board only: for the top neighbour pairs, the votes whose removal would swap
+    # them (analysis.robustness.RankFlip.to_dict(): upper, lower, gap, votes_estimate, votes).
+    robustness = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["snapshot", "key"], name="slice_key_unique")]

@@ -39,6 +39,9 @@ from .signals import snapshot_ready
 
 log = logging.getLogger(__name__)
 OVERALL = "overall"
+# Neighbour pairs from the top of the overall board that get "holds unless N votes are
+# removed" (a few dozen warm-started refits each; slices get none, to keep the run cheap).
+ROBUSTNESS_PAIRS = 3
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,9 @@ def fit_slices(
     anchor = config.anchor.key if config.anchor is not None else None
     shown_keys = sorted(public_models().values() if shown is None else shown)
 
-    def fit(counts, rounds: int, position_bias: bool = False) -> Leaderboard:
+    def fit(
+        counts, rounds: int, position_bias: bool = False, robustness_pairs: int = 0
+    ) -> Leaderboard:
         present = anchor in counts.models
         board = compute_leaderboard(
             counts,
@@ -107,6 +112,7 @@ def fit_slices(
             seed=int(config.seed),
             anchor_value=config.anchor_value,
             shown=shown_keys,
+            robustness_pairs=robustness_pairs,
         )
         if anchor is not None and not present:
             # No battles of the anchor here: say so, as the engine does for an unrated one.
@@ -131,7 +137,12 @@ def fit_slices(
             adjusted = fit(overall, config.rounds, position_bias=True) if overall.total else None
             results.append(
                 SliceResult(
-                    key, dim, value, fit(overall, config.rounds), adjusted=adjusted, counts=overall
+                    key,
+                    dim,
+                    value,
+                    fit(overall, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
+                    adjusted=adjusted,
+                    counts=overall,
                 )
             )
         else:
@@ -260,6 +271,7 @@ def publish(
                 top_slot_upper=_num(top.upper) if top else None,
                 scale_label=board.scale_label[:300],
                 anchor_applied=bool(board.anchor_applied),
+                robustness=[r.to_dict() for r in board.robustness],
             )
             rows = _rows_for(result, ids, public_ids, overall_rank)
             if result.key == OVERALL:

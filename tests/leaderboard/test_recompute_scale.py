@@ -144,3 +144,22 @@ def test_each_board_says_what_held_its_scale(sandwich_config, client, api):
     body = api.get("/api/v1/leaderboard", {"category": "task_type:backend"}).json()
     assert body["category"]["scale_label"] == want
     assert body["category"]["anchor_applied"] is False
+
+
+def test_the_overall_board_says_how_many_votes_hold_first_place(sandwich_config, client, api):
+    _arena()
+    snap = recompute(trigger="test")
+    category = board(snapshot_id=snap.pk)["category"]
+    first = category["robustness"][0]
+    assert (first["upper"], first["lower"]) == ("lb-m1", "lb-m2")  # 60 points apart
+    votes = first["votes"]
+    assert isinstance(votes, int) and 0 < votes < Battle.objects.count()
+    # validated by refits, so at least the linear estimate's order of magnitude
+    assert first["votes_estimate"] is not None and votes >= first["votes_estimate"] // 3
+    assert first["gap"] == pytest.approx(_shown(snap.pk)["lb-m1"] - _shown(snap.pk)["lb-m2"])
+    assert 1 <= len(category["robustness"]) <= 3
+    assert board(category="task_type:frontend", snapshot_id=snap.pk)["category"]["robustness"] == []
+    page = client.get("/").content.decode()
+    assert f"#1 (lb-m1) holds unless {votes:,} votes are removed" in page
+    body = api.get("/api/v1/leaderboard").json()
+    assert body["category"]["robustness"][0]["votes"] == votes
