@@ -95,7 +95,7 @@ def rank_robustness(
 
     ``max_pairs`` limits the work to the top of the board (e.g. 1 for "#1 vs #2")."""
     prob = fit.problem
-    ok = np.array([s == STATUS_OK for s in fit.status]) & np.isfinite(fit.rating)
+    ok = np.array([s == STATUS_OK for s in fit.status], dtype=bool) & np.isfinite(fit.rating)
     if shown is not None:
         arr = np.asarray(shown)
         mask = arr if arr.dtype == bool else np.isin(np.array(fit.models), arr)

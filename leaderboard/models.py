@@ -57,6 +57,13 @@ class SnapshotSlice(models.Model):
     top_slot_p = models.FloatField(null=True)
     top_slot_lower = models.FloatField(null=True)
     top_slot_upper = models.FloatField(null=True)
+    # What held this board's scale, in words ("codestral-2405 held at 1000", or the mean of
+    # the shown models where the anchor is not rated): the page prints this, not the config.
+    scale_label = models.CharField(max_length=300, blank=True)
+    anchor_applied = models.BooleanField(default=False)
+    # Overall board only: for the top neighbour pairs, the votes whose removal would swap
+    # them (analysis.robustness.RankFlip.to_dict(): upper, lower, gap, votes_estimate, votes).
+    robustness = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["snapshot", "key"], name="slice_key_unique")]

@@ -13,10 +13,11 @@ recompute lease and so knows nobody else is running, marks such rows failed
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -38,6 +39,9 @@ from .signals import snapshot_ready
 
 log = logging.getLogger(__name__)
 OVERALL = "overall"
+# Neighbour pairs from the top of the overall board that get "holds unless N votes are
+# removed" (a few dozen warm-started refits each; slices get none, to keep the run cheap).
+ROBUSTNESS_PAIRS = 3
 
 
 @dataclass(frozen=True)
@@ -75,27 +79,49 @@ def public_ranks(lower: np.ndarray, upper: np.ndarray, shown: np.ndarray) -> np.
     return ranks
 
 
+def public_models() -> dict[int, str]:
+    """The models the board shows (id -> key): only they hold the scale and get ranks."""
+    return dict(ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("id", "key"))
+
+
 def fit_slices(
     cells: BattleCells,
     config: RatingConfig,
     keys: dict[int, str],
     progress: Callable[[list], Iterable] = lambda jobs: jobs,
+    *,
+    shown: Collection[str] | None = None,
 ) -> list[SliceResult]:
     """Fit the overall board and every slice with enough battles. `progress` wraps the list
-    of slices to fit (for a progress bar)."""
+    of slices to fit (for a progress bar). `shown`: keys of the models the board shows
+    (default: the public ones); the mean of those in each slice's core holds its scale, so
+    a model the board does not show cannot move the others."""
     anchor = config.anchor.key if config.anchor is not None else None
+    shown_keys = sorted(public_models().values() if shown is None else shown)
 
-    def fit(counts, rounds: int, position_bias: bool = False) -> Leaderboard:
-        use_anchor = anchor if anchor in counts.models else None
-        return compute_leaderboard(
+    def fit(
+        counts, rounds: int, position_bias: bool = False, robustness_pairs: int = 0
+    ) -> Leaderboard:
+        present = anchor in counts.models
+        board = compute_leaderboard(
             counts,
             rounds=rounds,
-            anchor=use_anchor,
+            anchor=anchor if present else None,
             position_bias=position_bias,
             method=config.method,  # type: ignore[arg-type]  # the field's choices
             seed=int(config.seed),
             anchor_value=config.anchor_value,
+            shown=shown_keys,
+            robustness_pairs=robustness_pairs,
         )
+        if anchor is not None and not present:
+            # No battles of the anchor here: say so, as the engine does for an unrated one.
+            board = dataclasses.replace(
+                board,
+                anchor=anchor,
+                scale_label=f"{board.scale_label} ({anchor} is not rated here)",
+            )
+        return board
 
     jobs: list[tuple[str, str, str, np.ndarray | None]] = [(OVERALL, OVERALL, "", None)]
     for dim in DIMENSIONS:
@@ -111,7 +137,12 @@ def fit_slices(
             adjusted = fit(overall, config.rounds, position_bias=True) if overall.total else None
             results.append(
                 SliceResult(
-                    key, dim, value, fit(overall, config.rounds), adjusted=adjusted, counts=overall
+                    key,
+                    dim,
+                    value,
+                    fit(overall, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
+                    adjusted=adjusted,
+                    counts=overall,
                 )
             )
         else:
@@ -188,11 +219,12 @@ def publish(
     trigger: str,
     timings: dict[str, float],
     snapshot: Snapshot | None = None,
+    public_ids: Collection[int] | None = None,
 ) -> Snapshot:
+    """Write the run's snapshot, slices and rows in one transaction. `public_ids`: the
+    models shown (as passed to `fit_slices`; default: the public ones now)."""
     ids = dict(ArenaModel.objects.values_list("key", "id"))
-    public_ids = set(
-        ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("id", flat=True)
-    )
+    public_ids = set(public_models() if public_ids is None else public_ids)
     with transaction.atomic():
         fields = {
             "status": Snapshot.Status.PUBLISHED,
@@ -237,6 +269,9 @@ def publish(
                 top_slot_p=_num(top.p) if top else None,
                 top_slot_lower=_num(top.lower) if top else None,
                 top_slot_upper=_num(top.upper) if top else None,
+                scale_label=board.scale_label[:300],
+                anchor_applied=bool(board.anchor_applied),
+                robustness=[r.to_dict() for r in board.robustness],
             )
             rows = _rows_for(result, ids, public_ids, overall_rank)
             if result.key == OVERALL:
@@ -277,7 +312,9 @@ def recompute(
         cells = aggregate()
         t_agg = time.perf_counter() - started
         keys = dict(ArenaModel.objects.values_list("id", "key"))
-        results = fit_slices(cells, config, keys, progress)
+        # One read of who is shown, for both the scale (fit) and the ranks (publish).
+        public = public_models()
+        results = fit_slices(cells, config, keys, progress, shown=public.values())
         t_fit = time.perf_counter() - started - t_agg
         snapshot = publish(
             results=results,
@@ -286,6 +323,7 @@ def recompute(
             trigger=trigger,
             timings={"aggregate": t_agg, "fit": t_fit, "started": started},
             snapshot=run,
+            public_ids=public.keys(),
         )
     except Exception as exc:
         log.exception("Leaderboard recompute failed; the previous snapshot stays published")

@@ -87,6 +87,9 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
             "dimension": slice_.dimension,
             "value": slice_.value,
             "battles": slice_.battles,
+            "scale_label": slice_.scale_label,
+            "anchor_applied": slice_.anchor_applied,
+            "robustness": slice_.robustness,
             "top_slot": None
             if slice_.top_slot_p is None
             else {
