@@ -295,6 +295,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
 ARENA_MAX_JSON_DEPTH = env.int("ARENA_MAX_JSON_DEPTH", default=32)
 # Retry-After of the 503 answered while the database is down (core/errors.py).
 ARENA_RETRY_AFTER_SECONDS = env.int("ARENA_RETRY_AFTER_SECONDS", default=5)
+# Public reads (board pages, read API; leaderboard/http_cache.py): how long browsers and a
+# CDN may reuse a response without asking (max-age), and how long after that a cache may
+# still serve it while it revalidates in the background (stale-while-revalidate; 0 = omit).
+ARENA_READ_MAX_AGE = env.int("ARENA_READ_MAX_AGE", default=30)
+ARENA_READ_STALE_WHILE_REVALIDATE = env.int("ARENA_READ_STALE_WHILE_REVALIDATE", default=300)
 
 # Personal leaderboards (`/user_scores`, contributor pages): nothing below this many of the
 # user's own counted votes, then one score list per PERSONAL_HISTORY_INTERVAL votes.

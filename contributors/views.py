@@ -6,6 +6,7 @@ from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.cache import cache_control
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -149,6 +150,8 @@ def personal_by_username(request, username: str):
     return _page(request, contributor, private=False)
 
 
+# The link is the credential: no shared cache may keep the page, nor the browser on disk.
+@cache_control(private=True, no_store=True)
 def personal_by_token(request, token: str):
     contributor = selectors.contributor_by_token(token)
     if contributor is None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 from django.http import HttpResponse
+from django.utils.decorators import method_decorator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
 
 from leaderboard import selectors as lb_selectors
 from leaderboard.api import CachedReadView
+from leaderboard.http_cache import public_read
 
 from . import selectors
 
@@ -30,6 +32,12 @@ class CorrelationsAPI(CachedReadView):
             OpenApiParameter("source", str, description="e.g. chatbot_arena or livebench"),
         ],
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    @method_decorator(
+        public_read(
+            version=lambda _r: selectors.correlations_version(),
+            modified=lambda _r: selectors.correlations_computed_at(),
+        )
     )
     def get(self, request):
         slice_key = request.query_params.get("slice") or None

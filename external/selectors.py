@@ -6,6 +6,8 @@ when a new snapshot or new correlations are stored.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.core.cache import cache
 
 from catalogue.models import ArenaModel, Visibility
@@ -122,6 +124,12 @@ def correlations_version() -> str:
     if data is None:
         return "none"
     return f"{data['snapshot']['id']}:{data['computed_at']}:{data['pending']}"
+
+
+def correlations_computed_at() -> dt.datetime | None:
+    """When the correlations shown were computed (None when there are none)."""
+    data = correlations()
+    return dt.datetime.fromisoformat(data["computed_at"]) if data is not None else None
 
 
 def correlations_page(*, chosen: str) -> dict | None:

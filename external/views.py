@@ -6,6 +6,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from leaderboard import selectors as lb_selectors
+from leaderboard.http_cache import public_read
 from leaderboard.page_cache import cached_per_snapshot
 
 from . import charts, selectors
@@ -15,6 +16,11 @@ def _correlations_version(_request) -> str:
     return selectors.correlations_version()
 
 
+def _correlations_modified(_request):
+    return selectors.correlations_computed_at()
+
+
+@public_read(version=_correlations_version, modified=_correlations_modified)
 @cached_per_snapshot(version=_correlations_version)
 def correlations(request):
     chosen = request.GET.get("slice", "overall")

@@ -12,6 +12,7 @@ import json
 
 from django.core.cache import cache
 from django.http import HttpResponse
+from django.utils.decorators import method_decorator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
@@ -23,6 +24,7 @@ from core.throttles import READ_THROTTLES
 
 from . import selectors
 from .aggregation import DIMENSIONS
+from .http_cache import public_read
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 CSV_FIELDS = (
@@ -66,7 +68,11 @@ def _render(key: str, sid: int, category: str, fmt: str) -> str | None:
 
 
 class CachedReadView(APIView):
-    """A public read: no auth, the read throttle, bodies pre-rendered as JSON or CSV."""
+    """A public read: no auth, the read throttle, bodies pre-rendered as JSON or CSV.
+
+    Each `get` carries `method_decorator(public_read)`: ETag, Last-Modified, Cache-Control
+    and 304 answers (http_cache.py), after the throttle.
+    """
 
     authentication_classes: list = []
     permission_classes: list = []
@@ -94,6 +100,7 @@ class LeaderboardAPI(CachedReadView):
             404: OpenApiResponse(description="No board published yet, or unknown category."),
         },
     )
+    @method_decorator(public_read)
     def get(self, request):
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
@@ -119,6 +126,7 @@ class CategoriesAPI(CachedReadView):
     @extend_schema(
         summary="The slices of the published board", responses={200: OpenApiTypes.OBJECT}
     )
+    @method_decorator(public_read)
     def get(self, request):
         sid = selectors.published_snapshot_id()
         key = f"lb:response:{sid}:categories"
@@ -146,6 +154,7 @@ class SlicesAPI(CachedReadView):
         parameters=[OpenApiParameter("dimension", str, enum=list(DIMENSIONS))],
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
     )
+    @method_decorator(public_read)
     def get(self, request):
         dimension = request.query_params.get("dimension", DEFAULT_DIMENSION)
         if dimension not in DIMENSIONS:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 from django.core.cache import cache
 from django.db.models import OuterRef, Subquery
@@ -42,6 +44,30 @@ def _read_published_id() -> int | None:
         if sid is not None:
             cache.set(PUBLISHED_KEY, sid, 300)
     return sid
+
+
+def snapshot_published_at(*, snapshot_id: int) -> dt.datetime | None:
+    """When a published snapshot was published (its computed_at is set as it is published).
+
+    Keyed by the id, so it never goes stale: the per-process memo answers it after the first
+    read, which keeps HTTP revalidation (leaderboard.http_cache) off Redis and the database.
+    """
+    key = f"lb:published-at:{snapshot_id}"
+
+    def load() -> dt.datetime | None:
+        at = cache.get(key)
+        if at is None:
+            at = (
+                Snapshot.objects.filter(pk=snapshot_id, status=Snapshot.Status.PUBLISHED)
+                .values_list("computed_at", flat=True)
+                .first()
+            )
+            if at is not None:
+                cache.set(key, at, BOARD_TTL)
+        return at
+
+    value = hotcache.get(key, load)
+    return value if isinstance(value, dt.datetime) else None
 
 
 def _snapshot_meta(s: Snapshot) -> dict:

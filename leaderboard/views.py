@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from . import charts, compare, selectors
 from .aggregation import DIMENSIONS
+from .http_cache import public_read
 from .page_cache import cached_per_snapshot
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
@@ -23,6 +24,7 @@ def _category_choices() -> list[dict]:
     return out
 
 
+@public_read
 @cached_per_snapshot
 def leaderboard(request):
     category = request.GET.get("category", "overall")
@@ -67,6 +69,7 @@ def leaderboard(request):
     return render(request, "leaderboard/board.html", context)
 
 
+@public_read
 @cached_per_snapshot
 def model_detail(request, key: str):
     model = selectors.public_model(key)
@@ -102,11 +105,13 @@ def model_detail(request, key: str):
     )
 
 
+@public_read
 @cached_per_snapshot
 def methodology(request):
     return render(request, "leaderboard/methodology.html", {"board": selectors.board()})
 
 
+@public_read
 @cached_per_snapshot
 def slices(request):
     dimension = request.GET.get("dimension", DEFAULT_DIMENSION)
@@ -147,6 +152,7 @@ def slices(request):
 
 
 @cached_per_snapshot
+@public_read
 def compare_models(request):
     """Two models head to head (?a=&b=); the form works without JavaScript."""
     data = selectors.board()
