@@ -13,6 +13,7 @@ from catalogue.models import ArenaModel, Visibility
 from core import hotcache
 
 from .models import Snapshot, SnapshotRow, SnapshotSlice
+from .slice_labels import category_label
 
 GROUPED_FIELDS = ("a", "b", "outcome", "count")
 
@@ -288,7 +289,7 @@ def model_slices(*, model_id: int) -> list[dict]:
             "key": k,
             "dimension": d,
             "value": v,
-            "label": f"{d}: {v}",
+            "label": category_label(d, v),
             "rating": r,
             "ci_lower": lo,
             "ci_upper": hi,

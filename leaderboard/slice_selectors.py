@@ -23,6 +23,7 @@ from analysis.slice_test import PairCounts, slice_test
 from . import selectors
 from .aggregation import DIMENSIONS
 from .models import SnapshotRow, SnapshotSlice
+from .slice_labels import value_label
 
 DEFAULT_DIMENSION = "task_type"
 _VALUE_ORDER = {"task_type": TASK_TYPES, "context_bucket": CONTEXT_BUCKETS}
@@ -72,6 +73,7 @@ def _build(sid: int, dimension: str) -> dict:
         test_dict.pop("pooled_ratings")
         for value in test_dict["values"]:
             value.pop("ratings")
+            value["label"] = value_label(dimension, value["value"])
 
     cells: dict[str, dict[str, dict]] = {}
     names: dict[str, str] = {}
@@ -115,7 +117,15 @@ def _build(sid: int, dimension: str) -> dict:
         "snapshot": overall["snapshot"] if overall else {"id": sid},
         "dimension": dimension,
         "label": DIMENSIONS[dimension],
-        "values": [{"value": s.value, "key": s.key, "battles": s.battles} for s in slices],
+        "values": [
+            {
+                "value": s.value,
+                "label": value_label(dimension, s.value),
+                "key": s.key,
+                "battles": s.battles,
+            }
+            for s in slices
+        ],
         "models": [
             {
                 "model": key,

@@ -7,21 +7,30 @@ from django.shortcuts import render
 
 from . import charts, compare, selectors
 from .aggregation import DIMENSIONS
+from .board_filters import apply_filters
 from .http_cache import public_read
 from .page_cache import cached_per_snapshot
+from .slice_labels import category_label, value_order
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 
 def _category_choices() -> list[dict]:
-    out = []
-    for c in selectors.categories():
-        label = (
-            "Overall"
+    dims = list(DIMENSIONS)
+    out = [
+        {**c, "label": category_label(c["dimension"], c["value"])} for c in selectors.categories()
+    ]
+    # Overall first, then each dimension in its own order (context buckets by size).
+    return sorted(
+        out,
+        key=lambda c: (
+            (-1, (0, ""))
             if c["key"] == "overall"
-            else f"{DIMENSIONS.get(c['dimension'], c['dimension'])}: {c['value']}"
-        )
-        out.append({**c, "label": label})
-    return out
+            else (
+                dims.index(c["dimension"]) if c["dimension"] in dims else len(dims),
+                value_order(c["dimension"], c["value"]),
+            )
+        ),
+    )
 
 
 @public_read
@@ -29,9 +38,23 @@ def _category_choices() -> list[dict]:
 def leaderboard(request):
     category = request.GET.get("category", "overall")
     data = selectors.board(category=category)
+    notice = None
     if data is None and category != "overall":
-        raise Http404(f"Unknown category {category!r}")
-    context = {"board": data, "category": category, "categories": _category_choices()}
+        # A stale or mistyped link: the overall board, saying so (the API still answers 404).
+        notice = (
+            f"There is no board for the category “{category[:100]}”: showing the overall board."
+        )
+        category = "overall"
+        data = selectors.board(category=category)
+    context = {
+        "board": data,
+        "category": category,
+        "categories": _category_choices(),
+        "notice": notice,
+    }
+    if data is not None:
+        rows, context["board_filters"] = apply_filters(rows=data["models"], params=request.GET)
+        context["board"] = {**data, "models": rows}
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
     context["show_retired"] = request.GET.get("deprecated") == "1"
     context["retired_count"] = selectors.retired_count()

@@ -46,7 +46,7 @@ def test_category_selector_and_model_page(live_server, published, page):
     assert page.locator("form.categories button").is_hidden()
     page.select_option("#category", "task_type:backend")
     page.wait_for_url("**category=task_type*")
-    assert "Task type: backend" in page.title() and "Task type: backend" in page.inner_text("h1")
+    assert "Task type: Backend" in page.title() and "Task type: Backend" in page.inner_text("h1")
     assert page.locator("table.board tbody tr").count() >= 5
     charts_rendered(page)
     page.click("#board tbody tr >> nth=0 >> a")

@@ -137,7 +137,6 @@ def test_api_variants_errors_and_writes(api, client, simulated, read_settings):
         "/api/v1/leaderboard?category=language:klingon",
         "/api/v1/leaderboard?format=xml",
         "/api/v1/slices?dimension=nope",
-        "/?category=nope:nope",
         "/models/not-a-model/",
     ):
         r = client.get(url)

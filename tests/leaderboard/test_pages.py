@@ -27,7 +27,10 @@ def test_category_page_and_unknown_category(client, simulated):
     recompute(trigger="test")
     r = client.get("/", {"category": "task_type:frontend"})
     assert r.status_code == 200 and "Δ" in r.content.decode()
-    assert client.get("/", {"category": "nope:nope"}).status_code == 404
+    # A stale link: the overall board with a notice, not an error page.
+    r = client.get("/", {"category": "nope:nope"})
+    assert r.status_code == 200 and "There is no board for the category" in r.content.decode()
+    assert "showing the overall board" in r.content.decode() and "Δ" not in r.content.decode()
 
 
 def test_model_page(client, simulated):
