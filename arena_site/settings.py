@@ -304,6 +304,10 @@ ARENA_READ_STALE_WHILE_REVALIDATE = env.int("ARENA_READ_STALE_WHILE_REVALIDATE",
 # Personal leaderboards (`/user_scores`, contributor pages): nothing below this many of the
 # user's own counted votes, then one score list per PERSONAL_HISTORY_INTERVAL votes.
 PERSONAL_MIN_VOTES = env.int("PERSONAL_MIN_VOTES", default=20)
+# Served latency on the board (leaderboard/latency.py): completions of the last N days, and
+# the fewest a model needs for its median and p90 to be shown.
+ARENA_LATENCY_WINDOW_DAYS = env.int("ARENA_LATENCY_WINDOW_DAYS", default=30)
+ARENA_LATENCY_MIN_SAMPLES = env.int("ARENA_LATENCY_MIN_SAMPLES", default=5)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.

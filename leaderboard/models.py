@@ -91,6 +91,10 @@ class SnapshotRow(models.Model):
     votes = models.PositiveIntegerField()
     avg_win_rate = models.FloatField(null=True)
     status = models.CharField(max_length=20)
+    # Served latency when the snapshot was computed (leaderboard.latency); None: too few samples.
+    latency_p50_ms = models.FloatField(null=True)
+    latency_p90_ms = models.FloatField(null=True)
+    latency_samples = models.PositiveIntegerField(null=True)
 
     class Meta:
         indexes = [models.Index(fields=["model", "slice"], name="row_model_slice_idx")]

@@ -33,6 +33,7 @@ from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
 
 from .aggregation import DIMENSIONS, BattleCells, aggregate
+from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
 from .signals import snapshot_ready
@@ -156,6 +157,7 @@ def _rows_for(
     ids: dict[str, int],
     public_ids: set[int],
     overall_rank: dict[int, int],
+    latency: dict[int, Latency],
 ) -> list[SnapshotRow]:
     board = result.board
     model_ids = np.array([ids[m] for m in board.models], dtype=np.int64)
@@ -184,6 +186,11 @@ def _rows_for(
             avg_win_rate=_num(board.avg_win_rate[i]),
             status=board.status[i],
         )
+        served = latency.get(model_id)
+        if served is not None:
+            row.latency_p50_ms = served.p50_ms
+            row.latency_p90_ms = served.p90_ms
+            row.latency_samples = served.samples
         if adjusted is not None:
             j = adjusted.models.index(board.models[i])
             row.adjusted_rating = _num(adjusted.rating[j])
@@ -225,6 +232,7 @@ def publish(
     models shown (as passed to `fit_slices`; default: the public ones now)."""
     ids = dict(ArenaModel.objects.values_list("key", "id"))
     public_ids = set(public_models() if public_ids is None else public_ids)
+    latency = served_latency()  # read before the transaction: it writes nothing
     with transaction.atomic():
         fields = {
             "status": Snapshot.Status.PUBLISHED,
@@ -273,7 +281,7 @@ def publish(
                 anchor_applied=bool(board.anchor_applied),
                 robustness=[r.to_dict() for r in board.robustness],
             )
-            rows = _rows_for(result, ids, public_ids, overall_rank)
+            rows = _rows_for(result, ids, public_ids, overall_rank, latency)
             if result.key == OVERALL:
                 overall_rank = {r.model_id: r.rank for r in rows if r.rank is not None}
             for row in rows:

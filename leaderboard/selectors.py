@@ -140,6 +140,9 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
                 "votes": r.votes,
                 "avg_win_rate": r.avg_win_rate,
                 "position_adjusted_rating": r.adjusted_rating,
+                "latency_p50_ms": r.latency_p50_ms,
+                "latency_p90_ms": r.latency_p90_ms,
+                "latency_samples": r.latency_samples,
             }
             for r in rows
         ],
@@ -158,6 +161,7 @@ def board(*, category: str = "overall", snapshot_id: int | None = None) -> dict 
         data = _build_board(sid, category)
         if data is None:
             return None
+        data["has_latency"] = any(m["latency_p50_ms"] is not None for m in data["models"])
         cache.set(key, data, BOARD_TTL)
     return data
 
