@@ -232,3 +232,37 @@ def slice_tau_chart(data: dict) -> dict:
         **LAYOUT,
     )
     return _as_dict(fig)
+
+
+def latency_chart(board: dict) -> dict | None:
+    """Rating against median served latency: the trade-off the pair sampler makes."""
+    rows = [
+        r
+        for r in board["models"]
+        if r.get("latency_p50_ms") is not None and r["rating"] is not None
+    ]
+    if len(rows) < 2:
+        return None
+    fig = go.Figure(
+        go.Scatter(
+            x=[round(r["latency_p50_ms"]) for r in rows],
+            y=[r["rating"] for r in rows],
+            mode="markers+text",
+            text=[r["display_name"] for r in rows],
+            textposition="top center",
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [(r["ci_upper"] or r["rating"]) - r["rating"] for r in rows],
+                "arrayminus": [r["rating"] - (r["ci_lower"] or r["rating"]) for r in rows],
+            },
+            hovertemplate="%{text}<br>median latency %{x} ms<br>rating %{y:.1f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Rating against median served latency",
+        xaxis_title="Median served latency (ms)",
+        yaxis_title="Rating",
+        **LAYOUT,
+    )
+    return _as_dict(fig)

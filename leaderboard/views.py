@@ -86,6 +86,9 @@ def leaderboard(request):
             ),
             ("average", charts.average_win_rate_chart(data)),
         ]
+        latency = charts.latency_chart(data) if data.get("has_latency") else None
+        if latency:
+            context["charts"].append(("latency", latency))
         top = charts.top_slot_chart(data["category"]["top_slot"])
         if top:
             context["charts"].append(("top-slot", top))

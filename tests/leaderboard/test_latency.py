@@ -69,3 +69,11 @@ def test_board_model_page_and_api_show_it(client, logged):
     sorted_rows = client.get("/", {"sort": "latency", "dir": "asc"}).content.decode()
     table = sorted_rows.split('id="board"', 1)[1]
     assert table.index("/models/codestral-2405/") < table.index(f"/models/{few.key}/")
+
+
+def test_the_board_plots_rating_against_latency(client, logged):
+    _, few = logged
+    _logs(few, [500.0] * 2)  # now 6: enough
+    recompute(trigger="test")
+    html = client.get("/").content.decode()
+    assert 'id="chart-latency"' in html and "Rating against median served latency" in html
