@@ -113,3 +113,47 @@ def aggregate() -> BattleCells:
         users=int(users or 0),
         simulated=int(simulated or 0),
     )
+
+
+def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCounts:
+    """The overall board's counts split by user, for user-clustered intervals.
+
+    The same battles as `overall` (merges remapped, self-battles and models left out of
+    `overall` dropped), one row per (user, A, B, outcome): summed over users they are
+    `overall`'s counts, so the ratings are the same and only the intervals change. A second
+    GROUP BY over the battles; the slices' boards keep independent-vote intervals.
+    """
+    table = Battle._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT user_hash, model_a_id, model_b_id, outcome, COUNT(*) FROM {table} "
+            f"WHERE NOT excluded GROUP BY user_hash, model_a_id, model_b_id, outcome"
+        )
+        rows = cursor.fetchall()
+    index = {m: i for i, m in enumerate(overall.models)}
+    target = merge_targets()
+    users: list[str] = []
+    a: list[int] = []
+    b: list[int] = []
+    outcome: list[int] = []
+    count: list[int] = []
+    for user, model_a, model_b, ours, n in rows:
+        ia = index.get(keys.get(target.get(model_a, model_a), ""))
+        ib = index.get(keys.get(target.get(model_b, model_b), ""))
+        if ia is None or ib is None or ia == ib:
+            continue
+        users.append(user)
+        a.append(ia)
+        b.append(ib)
+        outcome.append(_ENGINE_OUTCOME[ours])
+        count.append(n)
+    _, user_index = np.unique(np.array(users, dtype=object), return_inverse=True)
+    return GroupedCounts(
+        models=overall.models,
+        a=np.array(a, dtype=np.int64),
+        b=np.array(b, dtype=np.int64),
+        outcome=np.array(outcome, dtype=np.int64),
+        count=np.array(count, dtype=np.int64),
+        positions_known=overall.positions_known,
+        user=np.asarray(user_index, dtype=np.int64).ravel(),
+    )

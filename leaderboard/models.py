@@ -19,6 +19,8 @@ class Snapshot(models.Model):
     computed_at = models.DateTimeField()
     trigger = models.CharField(max_length=20, blank=True)
     method = models.CharField(max_length=20)
+    # "clustered by N users" or "independent votes": what the overall board's intervals assumed.
+    intervals = models.CharField(max_length=40, blank=True, default="")
     rounds = models.PositiveIntegerField(default=0)
     seed = models.BigIntegerField(default=0)
     anchor = models.CharField(max_length=128, blank=True)
@@ -110,7 +112,21 @@ class RatingConfig(models.Model):
         BOOTSTRAP = "bootstrap", "Bootstrap percentiles"
         SANDWICH = "sandwich", "Closed-form sandwich"
 
+    class Intervals(models.TextChoices):
+        CLUSTERED = "clustered", "Clustered by user (overall board)"
+        IID = "iid", "Independent votes"
+
     method = models.CharField(max_length=10, choices=Method.choices, default=Method.BOOTSTRAP)
+    intervals = models.CharField(
+        max_length=10,
+        choices=Intervals.choices,
+        default=Intervals.CLUSTERED,
+        help_text=(
+            "Clustered: the overall board's intervals treat each user's votes as one unit "
+            "(resampled together), which keeps 95% coverage when developers vote in bulk "
+            "(docs/ratings.md); slices use independent votes."
+        ),
+    )
     rounds = models.PositiveIntegerField(
         default=1000, help_text="Bootstrap rounds (overall board)."
     )

@@ -32,7 +32,7 @@ from analysis.ranks import rank_ub
 from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
 
-from .aggregation import DIMENSIONS, BattleCells, aggregate
+from .aggregation import DIMENSIONS, BattleCells, aggregate, overall_by_user
 from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
@@ -136,12 +136,14 @@ def fit_slices(
         if mask is None:
             overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
             adjusted = fit(overall, config.rounds, position_bias=True) if overall.total else None
+            clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
+            rated = overall_by_user(overall, keys) if clustered else overall
             results.append(
                 SliceResult(
                     key,
                     dim,
                     value,
-                    fit(overall, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
+                    fit(rated, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
                     adjusted=adjusted,
                     counts=overall,
                 )
@@ -200,6 +202,13 @@ def _rows_for(
     return rows
 
 
+def _intervals_label(results: list[SliceResult]) -> str:
+    overall = next((r.board for r in results if r.key == OVERALL), None)
+    if overall is not None and overall.clustered:
+        return f"clustered by {overall.clusters:,} users"
+    return "independent votes"
+
+
 DIED = "The run stopped without finishing (its worker died or lost its lease)."
 
 
@@ -239,6 +248,7 @@ def publish(
             "computed_at": timezone.now(),
             "trigger": trigger,
             "method": config.method,
+            "intervals": _intervals_label(results),
             "rounds": config.rounds if config.method == "bootstrap" else 0,
             "seed": config.seed,
             "anchor": config.anchor.key if config.anchor is not None else "",

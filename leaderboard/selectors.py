@@ -79,6 +79,7 @@ def _snapshot_meta(s: Snapshot) -> dict:
         "users": s.users,
         "simulated_battles": s.simulated_battles,
         "method": s.method,
+        "intervals": s.intervals,
         "bootstrap_rounds": s.rounds,
         "seed": s.seed,
         "anchor": s.anchor or None,

@@ -34,6 +34,9 @@ def test_aggregation_matches_battle_rows(simulated):
 
 
 def test_overall_board_equals_engine_on_raw_battles(simulated, fast_config):
+    # Independent-vote intervals, as the engine call below (clustered: test_clustered_board).
+    fast_config.intervals = "iid"
+    fast_config.save()
     snap = recompute(trigger="test")
     rows = list(Battle.objects.values_list("model_a__key", "model_b__key", "outcome"))
     engine = {0: 0, 1: 1, 2: 2, 3: 2}

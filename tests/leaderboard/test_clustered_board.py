@@ -1,0 +1,68 @@
+"""The overall board's intervals are clustered by user by default; ratings do not change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from catalogue.models import ArenaModel
+from ingest.models import Battle
+from leaderboard.aggregation import aggregate, overall_by_user
+from leaderboard.models import RatingConfig, SnapshotRow
+from leaderboard.recompute import recompute
+
+
+def _rows(snapshot, key: str) -> dict[str, tuple]:
+    return {
+        r.model.key: (r.rating, r.ci_lower, r.ci_upper)
+        for r in SnapshotRow.objects.filter(
+            slice__snapshot=snapshot, slice__key=key, public=True
+        ).select_related("model")
+    }
+
+
+def test_user_rows_sum_to_the_overall_counts(simulated):
+    cells = aggregate()
+    keys = dict(ArenaModel.objects.values_list("id", "key"))
+    overall = cells.grouped(None, keys, min_votes=1)
+    by_user = overall_by_user(overall, keys)
+    assert by_user.user is not None
+    assert len(np.unique(by_user.user)) == Battle.objects.values("user_hash").distinct().count()
+    total = lambda g: {  # noqa: E731
+        (int(a), int(b), int(o)): 0 for a, b, o in zip(g.a, g.b, g.outcome, strict=True)
+    }
+    sums = total(overall)
+    for a, b, o, c in zip(by_user.a, by_user.b, by_user.outcome, by_user.count, strict=True):
+        sums[(int(a), int(b), int(o))] += int(c)
+    assert sums == {
+        (int(a), int(b), int(o)): int(c)
+        for a, b, o, c in zip(overall.a, overall.b, overall.outcome, overall.count, strict=True)
+    }
+
+
+def test_clustered_by_default_same_ratings_other_intervals(client, simulated):
+    config = RatingConfig.current()
+    assert config.intervals == RatingConfig.Intervals.CLUSTERED
+    clustered = recompute(trigger="test")
+    users = Battle.objects.values("user_hash").distinct().count()
+    assert clustered.intervals == f"clustered by {users:,} users"
+    config.intervals = RatingConfig.Intervals.IID
+    config.save()
+    iid = recompute(trigger="test")
+    assert iid.intervals == "independent votes"
+    a, b = _rows(clustered, "overall"), _rows(iid, "overall")
+    assert a.keys() == b.keys() and len(a) >= 5
+    for key in a:
+        assert a[key][0] == pytest.approx(b[key][0], abs=1e-6)  # the same fit
+    assert any(abs(a[k][1] - b[k][1]) > 1e-6 for k in a)  # the intervals are another method's
+    # Slices keep independent-vote intervals either way: identical.
+    slice_key = "task_type:frontend"
+    assert _rows(clustered, slice_key) == _rows(iid, slice_key)
+    page = client.get("/methodology/").content.decode()
+    assert "clustered by user" in page
+
+
+def test_methodology_names_the_current_boards_intervals(client, simulated):
+    recompute(trigger="test")
+    page = client.get("/methodology/").content.decode()
+    assert "The current board" in page and "clustered by" in page
