@@ -52,7 +52,12 @@ def test_slices_page(live_server, analysed, page):
     page.select_option("#dimension", "context_bucket")
     page.wait_for_url("**dimension=context_bucket")
     headers = page.locator("#slice-table thead th").all_inner_texts()
-    assert headers[2:] == ["<1k", "1-4k", "4-16k", ">16k"]
+    assert headers[2:] == [
+        "Under 1k tokens",
+        "1k\u20134k tokens",
+        "4k\u201316k tokens",
+        "Over 16k tokens",
+    ]
     total, drawn = charts_rendered(page)
     assert total == 3 and drawn >= total
     assert page.console_errors == [] and page.dialogs == []
