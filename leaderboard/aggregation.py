@@ -76,6 +76,24 @@ class BattleCells:
         )
 
 
+def _engine_outcomes(stored: tuple) -> np.ndarray:
+    """Stored outcome codes as the engine's (both-bad counts as a tie)."""
+    outcome_map = np.zeros(max(_ENGINE_OUTCOME) + 1, dtype=np.int64)
+    for ours, engine in _ENGINE_OUTCOME.items():
+        outcome_map[ours] = engine
+    return outcome_map[np.array(stored, dtype=np.int64)]
+
+
+def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Model ids with merged keys counted for their target model. A battle between the two
+    becomes a self-battle and carries no information: callers drop it."""
+    target = merge_targets()
+    if not len(a) or not target:
+        return a, b
+    remap = np.vectorize(lambda pk: target.get(pk, pk), otypes=[np.int64])
+    return remap(a), remap(b)
+
+
 def aggregate() -> BattleCells:
     table = Battle._meta.db_table
     dims = list(DIMENSIONS)
@@ -92,22 +110,12 @@ def aggregate() -> BattleCells:
         )
         users, simulated = cursor.fetchone()
     cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(dims))
-    outcome_map = np.zeros(max(_ENGINE_OUTCOME) + 1, dtype=np.int64)
-    for ours, engine in _ENGINE_OUTCOME.items():
-        outcome_map[ours] = engine
-    # Merged keys count for their target model; a battle between the two becomes a
-    # self-battle and carries no information, so it is dropped.
-    target = merge_targets()
-    remap = np.vectorize(lambda pk: target.get(pk, pk), otypes=[np.int64])
-    a = np.array(cols[0], dtype=np.int64)
-    b = np.array(cols[1], dtype=np.int64)
-    if len(a):
-        a, b = remap(a), remap(b)
+    a, b = _merged(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64))
     keep = a != b
     return BattleCells(
         model_a=a[keep],
         model_b=b[keep],
-        outcome=outcome_map[np.array(cols[2], dtype=np.int64)][keep],
+        outcome=_engine_outcomes(cols[2])[keep],
         count=np.array(cols[-1], dtype=np.int64)[keep],
         dims={d: np.array(cols[3 + i], dtype=object)[keep] for i, d in enumerate(dims)},
         users=int(users or 0),
@@ -130,30 +138,20 @@ def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCoun
             f"WHERE NOT excluded GROUP BY user_hash, model_a_id, model_b_id, outcome"
         )
         rows = cursor.fetchall()
-    index = {m: i for i, m in enumerate(overall.models)}
-    target = merge_targets()
-    users: list[str] = []
-    a: list[int] = []
-    b: list[int] = []
-    outcome: list[int] = []
-    count: list[int] = []
-    for user, model_a, model_b, ours, n in rows:
-        ia = index.get(keys.get(target.get(model_a, model_a), ""))
-        ib = index.get(keys.get(target.get(model_b, model_b), ""))
-        if ia is None or ib is None or ia == ib:
-            continue
-        users.append(user)
-        a.append(ia)
-        b.append(ib)
-        outcome.append(_ENGINE_OUTCOME[ours])
-        count.append(n)
-    _, user_index = np.unique(np.array(users, dtype=object), return_inverse=True)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 5
+    a, b = _merged(np.array(cols[1], dtype=np.int64), np.array(cols[2], dtype=np.int64))
+    # Model id -> index in `overall` (-1: not on it, e.g. under the vote minimum).
+    position = {pk: overall.models.index(key) for pk, key in keys.items() if key in overall.models}
+    lookup = np.vectorize(lambda pk: position.get(pk, -1), otypes=[np.int64])
+    ia, ib = (lookup(a), lookup(b)) if len(a) else (a, b)
+    keep = (ia >= 0) & (ib >= 0) & (ia != ib)
+    _, user_index = np.unique(np.array(cols[0], dtype=object)[keep], return_inverse=True)
     return GroupedCounts(
         models=overall.models,
-        a=np.array(a, dtype=np.int64),
-        b=np.array(b, dtype=np.int64),
-        outcome=np.array(outcome, dtype=np.int64),
-        count=np.array(count, dtype=np.int64),
+        a=ia[keep],
+        b=ib[keep],
+        outcome=_engine_outcomes(cols[3])[keep],
+        count=np.array(cols[4], dtype=np.int64)[keep],
         positions_known=overall.positions_known,
         user=np.asarray(user_index, dtype=np.int64).ravel(),
     )
