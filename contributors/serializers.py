@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from core.fields import StrictCharField
+from core.fields import IdentifierField, StrictCharField
 
 USERNAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$"
 # What the extension's Register form sends (all optional); nothing else is kept.
@@ -13,7 +13,7 @@ METADATA_KEYS = ("jobTitle", "industrySector", "yearsOfExperience", "codingHours
 
 
 class _UserBase(serializers.Serializer):
-    userId = StrictCharField(max_length=256)
+    userId = IdentifierField(max_length=256)
     password = StrictCharField(
         max_length=128, required=False, allow_null=True, allow_blank=True, trim_whitespace=False
     )

@@ -8,6 +8,7 @@ The schema says string and number, so these take exactly that and refuse the res
 from __future__ import annotations
 
 import math
+import unicodedata
 
 from rest_framework import serializers
 
@@ -21,6 +22,32 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
+
+
+class IdentifierField(StrictCharField):
+    """An identifier (pair, completion, user): kept exactly as sent, so refused if it could alias.
+
+    A plain CharField trims whitespace, which would make "p1\\r" and "p1" the same vote (the
+    second answered "duplicate" although the client never sent it); control characters in an
+    id only ever come from broken clients and end up in logs and admin search.
+    """
+
+    default_error_messages = {
+        "surrounding_space": "Must not start or end with whitespace.",
+        "control_character": "Must not contain control characters.",
+    }
+
+    def __init__(self, **kwargs) -> None:
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data) -> str:
+        value = super().to_internal_value(data)
+        if value != value.strip():
+            self.fail("surrounding_space")
+        if any(unicodedata.category(ch) == "Cc" for ch in value):
+            self.fail("control_character")
+        return value
 
 
 class FiniteFloatField(serializers.FloatField):

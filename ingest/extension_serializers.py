@@ -13,7 +13,13 @@ from typing import Any
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
-from core.fields import FiniteFloatField, PromptField, StrictCharField, StrictIntegerField
+from core.fields import (
+    FiniteFloatField,
+    IdentifierField,
+    PromptField,
+    StrictCharField,
+    StrictIntegerField,
+)
 
 from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
@@ -56,12 +62,12 @@ def _chars(item: dict, text_key: str, length_key: str) -> int | None:
 
 
 class CompletionItemSerializer(serializers.Serializer):
-    completionId = StrictCharField(**_id)
+    completionId = IdentifierField(**_id)
     model = ModelKeyField()
-    userId = StrictCharField(max_length=256, required=False)
+    userId = IdentifierField(max_length=256, required=False)
     timestamp = FiniteFloatField(required=False)
     pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
-    pairCompletionId = StrictCharField(required=False, allow_blank=True, **_id)
+    pairCompletionId = IdentifierField(required=False, allow_blank=True, **_id)
     latency = latency_field(unit="s")
     prompt = code_field(field=PromptField)
     completion = code_field()
@@ -74,9 +80,9 @@ class CompletionItemSerializer(serializers.Serializer):
 
 
 class EditItemSerializer(serializers.Serializer):
-    responseId = StrictCharField(**_id)
+    responseId = IdentifierField(**_id)
     model = ModelKeyField()
-    userId = StrictCharField(max_length=256, required=False)
+    userId = IdentifierField(max_length=256, required=False)
     timestamp = FiniteFloatField(required=False)
     pairIndex = StrictIntegerField(required=False, min_value=0, max_value=1)
     latency = latency_field(unit="s")
@@ -90,8 +96,8 @@ class EditItemSerializer(serializers.Serializer):
 
 
 class _OutcomeBase(serializers.Serializer):
-    pairId = StrictCharField(**_id)
-    userId = StrictCharField(max_length=256)
+    pairId = IdentifierField(**_id)
+    userId = IdentifierField(max_length=256)
     version = StrictCharField(max_length=64, allow_blank=True)
     privacy = serializers.ChoiceField(choices=Privacy.values)
     fileType = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
@@ -199,13 +205,13 @@ class EditOutcomeSerializer(_OutcomeBase):
 class AddCompletionSerializer(CompletionItemSerializer):
     """`PUT /add_completion`: one shown completion with its latency."""
 
-    userId = StrictCharField(max_length=256)
+    userId = IdentifierField(max_length=256)
     pairIndex = StrictIntegerField(min_value=0, max_value=1)
-    pairCompletionId = StrictCharField(allow_blank=True, **_id)
+    pairCompletionId = IdentifierField(allow_blank=True, **_id)
     version = StrictCharField(max_length=64, allow_blank=True)
     privacy = serializers.ChoiceField(choices=Privacy.values)
     fileType = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
-    pairId = StrictCharField(required=False, allow_blank=True, **_id)
+    pairId = IdentifierField(required=False, allow_blank=True, **_id)
 
     @staticmethod
     def completion_from(d: dict) -> CompletionIn:
@@ -232,10 +238,10 @@ class SingleOutcomeSerializer(CompletionItemSerializer):
     so no code is kept.
     """
 
-    userId = StrictCharField(max_length=256)
+    userId = IdentifierField(max_length=256)
     version = StrictCharField(max_length=64, allow_blank=True)
     privacy = serializers.ChoiceField(choices=Privacy.values, default=Privacy.PRIVATE)
 
 
 class UserIdSerializer(serializers.Serializer):
-    userId = StrictCharField(max_length=256)
+    userId = IdentifierField(max_length=256)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
-from core.fields import StrictCharField, StrictIntegerField
+from core.fields import IdentifierField, StrictCharField, StrictIntegerField
 
 from .fields import code_field, latency_field
 from .models import BattleKind, BattleSource, Outcome, Privacy
@@ -31,8 +31,8 @@ def check_distinct(attrs: dict, a: str, b: str) -> None:
 class BattleSerializer(serializers.Serializer):
     """One vote. `model_a` is the completion shown on top, `model_b` the bottom one."""
 
-    pair_id = StrictCharField(max_length=128)
-    user_id = StrictCharField(max_length=256)
+    pair_id = IdentifierField(max_length=128)
+    user_id = IdentifierField(max_length=256)
     model_a = ModelKeyField()
     model_b = ModelKeyField()
     outcome = serializers.ChoiceField(choices=list(OUTCOME_NAMES))

@@ -39,6 +39,7 @@ from catalogue.selectors import resolve_model_key
 from core.fields import (
     CodeTextField,
     FiniteFloatField,
+    IdentifierField,
     PromptField,
     StrictCharField,
     StrictIntegerField,
@@ -46,6 +47,7 @@ from core.fields import (
 from core.fields import strip_nul as strip_nul_chars
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # Unicode category Cc
 _MISSING = object()
 _SKIP = object()
 # Integers beyond this go to DRF, whose str() round trip has its own limits.
@@ -106,6 +108,20 @@ def _text(field: serializers.CharField, *, strip_nul: bool = False) -> Check:
         if min_length is not None and len(s) < min_length:
             raise _Slow
         if "\x00" in s or (not s.isascii() and _SURROGATE.search(s)):
+            raise _Slow
+        return s
+
+    return check
+
+
+def _identifier(field: IdentifierField) -> Check:
+    text = _text(field)
+
+    def check(v):
+        s = text(v)
+        if s != s.strip():
+            raise _Slow
+        if not (s.isascii() and s.isprintable()) and _CONTROL.search(s):
             raise _Slow
         return s
 
@@ -203,6 +219,8 @@ def _field_check(field) -> Check:
         return _model_key(field)
     if kind is serializers.CharField or kind is StrictCharField:
         return _text(field)
+    if kind is IdentifierField:
+        return _identifier(field)
     if kind is CodeTextField or kind is PromptField:  # a prompt as a message list goes slow
         return _text(field, strip_nul=True)
     if kind is serializers.ChoiceField:

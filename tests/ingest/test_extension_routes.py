@@ -160,6 +160,14 @@ def test_completion_outcome_replay_and_conflict(put):
         ),
         (lambda b: b.update(privacy="Everyone"), "privacy", "not a valid choice"),
         (lambda b: b.pop("pairId"), "pairId", "required"),
+        # Trimmed, "p1\r" would be answered as a replay of "p1", which it is not.
+        (lambda b: b.update(pairId=b["pairId"] + "\r"), "pairId", "start or end with whitespace"),
+        (lambda b: b.update(userId="u\x1b[2J"), "userId", "control characters"),
+        (
+            lambda b: b["completionItems"][1].update(completionId=" c-2"),
+            "completionItems.1.completionId",
+            "start or end with whitespace",
+        ),
         (lambda b: b.pop("userId"), "userId", "required"),
         (lambda b: b.pop("version"), "version", "required"),
     ],

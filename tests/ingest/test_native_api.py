@@ -69,6 +69,13 @@ def test_same_pair_id_with_different_vote_is_409(post, change):
     assert_rejected(r, 409, "pair_id", "different vote", before)
 
 
+def test_an_id_is_not_trimmed_into_another_vote(post):
+    """'p-1\\r' once answered 'duplicate' of 'p-1' (found by tests/reliability/test_vote_properties)."""
+    assert post(vote()).status_code == 201
+    before = row_counts()
+    assert_rejected(post(vote(pair_id="p-1\r")), 400, "pair_id", "whitespace", before)
+
+
 def test_alias_resolves_to_model(post, models):
     ModelAlias.objects.create(key="gpt-4o", model=models["gpt-4o-2024-08-06"])
     assert post(vote(model_a="gpt-4o")).status_code == 201
@@ -108,6 +115,10 @@ BAD = [
     ({"prefix_chars": -1}, "prefix_chars", "greater than or equal to 0"),
     ({"prefix_chars": 1.5}, "prefix_chars", "valid integer"),
     ({"pair_id": "x" * 129}, "pair_id", "no more than 128 characters"),
+    ({"pair_id": "p-1\r"}, "pair_id", "start or end with whitespace"),
+    ({"pair_id": " p-1"}, "pair_id", "start or end with whitespace"),
+    ({"pair_id": "p\x001"}, "pair_id", "control characters"),
+    ({"user_id": "machine\x07"}, "user_id", "control characters"),
     ({"file_type": "y" * 65}, "file_type", "no more than 64 characters"),
     ({"prefix": "z" * 200_001}, "prefix", "no more than 200000 characters"),
 ]
