@@ -344,6 +344,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluations.tasks.resume_evaluations",
         "schedule": float(env.int("EVALUATION_RESUME_INTERVAL_SECONDS", default=120)),
     },
+    # The maintained per-day battle counts checked against a full count (leaderboard/incremental.py).
+    "reconcile-counts": {
+        "task": "leaderboard.tasks.reconcile_counts",
+        "schedule": float(env.int("RECONCILE_INTERVAL_SECONDS", default=24 * 3600)),
+    },
     "detect-anomalies": {
         "task": "moderation.tasks.detect_anomalies",
         "schedule": float(env.int("ANOMALY_INTERVAL_SECONDS", default=3600)),

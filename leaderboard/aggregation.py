@@ -1,8 +1,10 @@
-"""SQL aggregation of battles into the count cells the rating engine reads.
+"""Aggregation of battles into the count cells the rating engine reads.
 
-One GROUP BY over non-excluded battles by (model A, model B, outcome, and every slice
-dimension) gives the cells; each slice is then a sum over those cells in numpy, so the
-database scans the battles once per recompute whatever the number of slices.
+The cells are counts by (model A, model B, outcome, and every slice dimension); each slice
+is then a sum over those cells in numpy, whatever the number of slices. On PostgreSQL they
+come from counts maintained day by day (incremental.py), so a recompute's database work
+depends on what changed since the last one, not on the arena's history; on SQLite (the
+embedded demo) one GROUP BY over the battles.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from django.db import connection
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
+
+from . import incremental
 
 # Slice dimensions: battle column -> label shown on the pages.
 DIMENSIONS: dict[str, str] = {
@@ -94,10 +98,10 @@ def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return remap(a), remap(b)
 
 
-def aggregate() -> BattleCells:
+def _scan_battles() -> tuple[list[tuple], int, int]:
+    """Count cells straight from the battles (embedded SQLite mode, and reconciliation)."""
     table = Battle._meta.db_table
-    dims = list(DIMENSIONS)
-    columns = ", ".join(dims)
+    columns = ", ".join(DIMENSIONS)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT model_a_id, model_b_id, outcome, {columns}, COUNT(*) FROM {table} "
@@ -109,6 +113,22 @@ def aggregate() -> BattleCells:
             f"FROM {table} WHERE NOT excluded"
         )
         users, simulated = cursor.fetchone()
+    return rows, int(users or 0), int(simulated or 0)
+
+
+def aggregate(*, full: bool = False) -> BattleCells:
+    """The count cells of every non-excluded battle.
+
+    On PostgreSQL from the maintained per-day counts (leaderboard/incremental.py), brought
+    up to date first -- only the days that changed are counted again, unless `full`.
+    """
+    if incremental.enabled():
+        incremental.refresh(full=full)
+        stored, users, simulated = incremental.read_cells()
+        rows = [(*r[:-2], r[-1]) for r in stored]  # the simulated flag is only for the total
+    else:
+        rows, users, simulated = _scan_battles()
+    dims = list(DIMENSIONS)
     cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(dims))
     a, b = _merged(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64))
     keep = a != b
@@ -118,8 +138,8 @@ def aggregate() -> BattleCells:
         outcome=_engine_outcomes(cols[2])[keep],
         count=np.array(cols[-1], dtype=np.int64)[keep],
         dims={d: np.array(cols[3 + i], dtype=object)[keep] for i, d in enumerate(dims)},
-        users=int(users or 0),
-        simulated=int(simulated or 0),
+        users=users,
+        simulated=simulated,
     )
 
 
@@ -128,16 +148,20 @@ def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCoun
 
     The same battles as `overall` (merges remapped, self-battles and models left out of
     `overall` dropped), one row per (user, A, B, outcome): summed over users they are
-    `overall`'s counts, so the ratings are the same and only the intervals change. A second
-    GROUP BY over the battles; the slices' boards keep independent-vote intervals.
+    `overall`'s counts, so the ratings are the same and only the intervals change. Read from
+    the per-user totals that `aggregate` refreshed (a GROUP BY over the battles on SQLite);
+    the slices' boards keep independent-vote intervals.
     """
-    table = Battle._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT user_hash, model_a_id, model_b_id, outcome, COUNT(*) FROM {table} "
-            f"WHERE NOT excluded GROUP BY user_hash, model_a_id, model_b_id, outcome"
-        )
-        rows = cursor.fetchall()
+    if incremental.enabled():
+        rows = incremental.read_user_cells()
+    else:
+        table = Battle._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT user_hash, model_a_id, model_b_id, outcome, COUNT(*) FROM {table} "
+                f"WHERE NOT excluded GROUP BY user_hash, model_a_id, model_b_id, outcome"
+            )
+            rows = cursor.fetchall()
     cols = list(zip(*rows, strict=True)) if rows else [()] * 5
     a, b = _merged(np.array(cols[1], dtype=np.int64), np.array(cols[2], dtype=np.int64))
     # Model id -> index in `overall` (-1: not on it, e.g. under the vote minimum).

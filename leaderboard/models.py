@@ -165,3 +165,125 @@ class RatingConfig(models.Model):
     def current(cls) -> RatingConfig:
         config, _ = cls.objects.get_or_create(pk=1)
         return config
+
+
+# Pre-aggregated battle counts, maintained by the recompute (leaderboard/incremental.py).
+# Model ids are plain integers (not foreign keys): merges are applied when the counts are
+# read, so a merge or unmerge changes no stored count.
+class DayCell(models.Model):
+    """Non-excluded battles of one UTC day per (A, B, outcome, slice values, simulated)."""
+
+    day = models.DateField(db_index=True)
+    model_a = models.IntegerField()
+    model_b = models.IntegerField()
+    outcome = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=10)
+    language = models.CharField(max_length=32)
+    task_type = models.CharField(max_length=16)
+    context_bucket = models.CharField(max_length=8)
+    natural_language = models.CharField(max_length=8)
+    simulated = models.BooleanField()
+    count = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.model_a}-{self.model_b}/{self.outcome}: {self.count}"
+
+
+class CellTotal(models.Model):
+    """The sum of DayCell over all days: what a recompute reads instead of every battle."""
+
+    model_a = models.IntegerField()
+    model_b = models.IntegerField()
+    outcome = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=10)
+    language = models.CharField(max_length=32)
+    task_type = models.CharField(max_length=16)
+    context_bucket = models.CharField(max_length=8)
+    natural_language = models.CharField(max_length=8)
+    simulated = models.BooleanField()
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "model_a",
+                    "model_b",
+                    "outcome",
+                    "kind",
+                    "language",
+                    "task_type",
+                    "context_bucket",
+                    "natural_language",
+                    "simulated",
+                ],
+                name="cell_total_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_a}-{self.model_b}/{self.outcome}: {self.count}"
+
+
+class DayUserCell(models.Model):
+    """Non-excluded battles of one UTC day per (user, A, B, outcome), for clustered intervals."""
+
+    day = models.DateField(db_index=True)
+    user_hash = models.CharField(max_length=64)
+    model_a = models.IntegerField()
+    model_b = models.IntegerField()
+    outcome = models.PositiveSmallIntegerField()
+    count = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.user_hash[:8]} {self.model_a}-{self.model_b}: {self.count}"
+
+
+class UserCellTotal(models.Model):
+    """The sum of DayUserCell over all days."""
+
+    user_hash = models.CharField(max_length=64)
+    model_a = models.IntegerField()
+    model_b = models.IntegerField()
+    outcome = models.PositiveSmallIntegerField()
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user_hash", "model_a", "model_b", "outcome"], name="user_cell_total_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_hash[:8]} {self.model_a}-{self.model_b}: {self.count}"
+
+
+class BattleMark(models.Model):
+    """A day whose battles a transaction inserted, changed or deleted (written by a trigger).
+
+    Append-only and unindexed except on `xid`, so a vote's transaction never waits on it;
+    `xid` is the writing transaction's id, which is what lets a refresh know that every
+    transaction before a point has been seen (see leaderboard/incremental.py).
+    """
+
+    xid = models.BigIntegerField(db_index=True)
+    day = models.DateField()
+
+    def __str__(self) -> str:
+        return f"{self.day} (transaction {self.xid})"
+
+
+class AggregationState(models.Model):
+    """One row: how far the maintained counts are up to date."""
+
+    built = models.BooleanField(default=False)
+    # Transactions with a lower id were all finished when the counts were last refreshed.
+    seen_xmin = models.BigIntegerField(default=0)
+    refreshed_at = models.DateTimeField(null=True)
+    rebuilt_at = models.DateTimeField(null=True)
+    reconciled_at = models.DateTimeField(null=True)
+    last_mismatch = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"counts refreshed {self.refreshed_at}"

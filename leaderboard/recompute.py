@@ -319,15 +319,19 @@ def prune_snapshots(*, keep_all_days: int) -> int:
 
 
 def recompute(
-    *, trigger: str = "manual", progress: Callable[[list], Iterable] = lambda jobs: jobs
+    *,
+    trigger: str = "manual",
+    progress: Callable[[list], Iterable] = lambda jobs: jobs,
+    full: bool = False,
 ) -> Snapshot:
     """Recompute every slice and publish the snapshot. On failure, record it and re-raise.
-    `progress` wraps the slices to fit (see `fit_slices`)."""
+    `progress` wraps the slices to fit (see `fit_slices`); `full` recounts every battle
+    instead of only the days that changed (see aggregation.aggregate)."""
     started = time.perf_counter()
     run = start_run(trigger=trigger)
     try:
         config = RatingConfig.current()
-        cells = aggregate()
+        cells = aggregate(full=full)
         t_agg = time.perf_counter() - started
         keys = dict(ArenaModel.objects.values_list("id", "key"))
         # One read of who is shown, for both the scale (fit) and the ranks (publish).

@@ -1,4 +1,5 @@
-"""Celery tasks of the leaderboard: recompute (beat-scheduled, vote-triggered, or from the admin).
+"""Celery tasks of the leaderboard: recompute (beat-scheduled, vote-triggered, or from the
+admin) and the nightly reconciliation of the maintained battle counts.
 
 One run at a time, under the "recompute" lease (`core.locks`, `RECOMPUTE_LOCK_SECONDS`,
 renewed while the run is alive): a worker killed mid-run frees it within that many
@@ -19,6 +20,7 @@ from core.locks import held, single_flight
 from core.redis_client import REDIS_ERRORS
 from ingest.triggers import PENDING_KEY
 
+from . import incremental
 from .models import Snapshot
 from .recompute import DIED, mark_dead_runs, recompute
 
@@ -99,3 +101,24 @@ def recompute_leaderboard(self, trigger: str = "beat") -> int | None:
 def running_snapshot() -> Snapshot | None:
     """The snapshot row of the run in progress, if any."""
     return Snapshot.objects.filter(status=Snapshot.Status.RUNNING).order_by("-id").first()
+
+
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError, *REDIS_ERRORS),
+    retry_backoff=60,
+    max_retries=5,
+)
+def reconcile_counts() -> dict | None:
+    """Nightly: check the maintained battle counts against a full count (and repair them).
+
+    Under the recompute lease, so it never interleaves with a recompute's refresh; a
+    recompute in progress puts it off by ten minutes.
+    """
+    if not incremental.enabled():
+        return None
+    with single_flight(LOCK_NAME, timeout=settings.RECOMPUTE_LOCK_SECONDS) as mine:
+        if not mine:
+            reconcile_counts.apply_async(countdown=600)
+            return None
+        done = incremental.reconcile()
+    return {"days": len(done.days), "mismatched": done.mismatched, "rebuilt": done.full}

@@ -9,9 +9,18 @@ from leaderboard.recompute import recompute
 class Command(BaseCommand):
     help = "Recompute every slice and publish a new snapshot (no worker needed)."
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--full",
+            action="store_true",
+            help="Recount every battle (rebuild the maintained per-day counts) instead of "
+            "only the days that changed since the last recompute.",
+        )
+
     def handle(self, *args, **options):
         s = recompute(
             trigger="command",
+            full=options["full"],
             progress=lambda jobs: progress(jobs, total=len(jobs), desc="Fitting", unit=" slices"),
         )
         self.stdout.write(

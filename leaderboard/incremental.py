@@ -1,0 +1,237 @@
+"""Battle counts kept up to date day by day, so a recompute does not scan every battle.
+
+PostgreSQL only (the embedded SQLite mode aggregates all battles each time, see
+aggregation.py). Four tables hold the counts (leaderboard/models.py): per UTC day
+(`DayCell`, `DayUserCell`) and their sums over all days (`CellTotal`, `UserCellTotal`),
+which is what a recompute reads. A trigger on the battle table appends, for every statement
+that inserts, changes or deletes battles, the days it touched and its transaction id to
+`BattleMark` (migration 0011), in the writer's own transaction.
+
+`refresh()` re-aggregates only the marked days: for each, the day's old counts are taken
+off the totals, the day is counted again from its battles, and the new counts added. Which
+marks to read: every transaction with an id below the `xmin` of a snapshot had finished when
+that snapshot was taken, so after a refresh whose snapshot had xmin X, every mark still to
+be seen has an id >= X, and the next refresh reads exactly those (a mark seen twice only
+re-counts a day again, which changes nothing). Marks below X are then deleted. (xmin is the
+whole server's: a long transaction anywhere, e.g. a dump, keeps the marks written since it
+began in the window, so their days are counted again on each refresh until it ends.) No vote
+waits for a refresh: marks are plain appends, and only refreshes write the count tables
+(one at a time, under a row lock on `AggregationState`).
+
+`rebuild()` recounts everything; `reconcile()` (nightly) compares the maintained totals
+with a full GROUP BY over the battles in one snapshot, logs a mismatch as an error and lets
+the full count win.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from ingest.models import Battle
+
+from .models import AggregationState, BattleMark, CellTotal, DayCell, DayUserCell, UserCellTotal
+
+log = logging.getLogger(__name__)
+
+DIMS = ("kind", "language", "task_type", "context_bucket", "natural_language")
+CELL_KEYS = ("model_a", "model_b", "outcome", *DIMS, "simulated")
+USER_KEYS = ("user_hash", "model_a", "model_b", "outcome")
+_BATTLE = Battle._meta.db_table
+_DAY = "(received_at AT TIME ZONE 'UTC')::date"
+# Battle column (or expression) for each count-table key.
+_SOURCE = {
+    "model_a": "model_a_id",
+    "model_b": "model_b_id",
+    "simulated": "source = 'simulated'",
+}
+
+
+@dataclass(frozen=True)
+class Refresh:
+    days: tuple[date, ...]  # the days counted again (none after a full rebuild)
+    full: bool
+    mismatched: int = 0  # reconcile only: total cells that differed
+
+
+@dataclass(frozen=True)
+class _Table:
+    day_table: str
+    total_table: str
+    keys: tuple[str, ...]
+
+    @property
+    def columns(self) -> str:
+        return ", ".join(self.keys)
+
+    @property
+    def select(self) -> str:
+        return ", ".join(_SOURCE.get(k, k) for k in self.keys)
+
+
+CELLS = _Table(DayCell._meta.db_table, CellTotal._meta.db_table, CELL_KEYS)
+USERS = _Table(DayUserCell._meta.db_table, UserCellTotal._meta.db_table, USER_KEYS)
+
+
+def enabled() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _xmin(cursor) -> int:
+    cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
+    return int(cursor.fetchone()[0])
+
+
+def _state() -> AggregationState:
+    AggregationState.objects.get_or_create(pk=1)
+    return AggregationState.objects.select_for_update().get(pk=1)
+
+
+def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
+    """A WHERE clause on received_at for the UTC days (consecutive days as one range), so
+    the battles are found through the received_at index, not by a scan."""
+    runs: list[list[date]] = []
+    for d in sorted(days):
+        if runs and (d - runs[-1][1]).days == 1:
+            runs[-1][1] = d
+        else:
+            runs.append([d, d])
+    params: list[datetime] = []
+    for first, last in runs:
+        params += [
+            datetime.combine(first, time.min, tzinfo=UTC),
+            datetime.combine(last + timedelta(days=1), time.min, tzinfo=UTC),
+        ]
+    clause = " OR ".join(["(received_at >= %s AND received_at < %s)"] * len(runs))
+    return f"({clause})", params
+
+
+def _count_days(cursor, table: _Table, days: list[date]) -> None:
+    """Replace the counts of `days` by a fresh count of their battles, totals adjusted."""
+    if not days:
+        return
+    where, params = _day_ranges(days)
+    keys, day_t, total_t = table.columns, table.day_table, table.total_table
+    upsert = f"ON CONFLICT ({keys}) DO UPDATE SET count = {total_t}.count + EXCLUDED.count"
+    cursor.execute(
+        f"INSERT INTO {total_t} ({keys}, count) SELECT {keys}, -SUM(count) FROM {day_t} "
+        f"WHERE day = ANY(%s) GROUP BY {keys} {upsert}",
+        [days],
+    )
+    cursor.execute(f"DELETE FROM {day_t} WHERE day = ANY(%s)", [days])
+    cursor.execute(
+        f"INSERT INTO {day_t} (day, {keys}, count) "
+        f"SELECT {_DAY}, {table.select}, COUNT(*) FROM {_BATTLE} "
+        f"WHERE NOT excluded AND {where} GROUP BY {_DAY}, {table.select}",
+        params,
+    )
+    cursor.execute(
+        f"INSERT INTO {total_t} ({keys}, count) SELECT {keys}, SUM(count) FROM {day_t} "
+        f"WHERE day = ANY(%s) GROUP BY {keys} {upsert}",
+        [days],
+    )
+    cursor.execute(f"DELETE FROM {total_t} WHERE count = 0")
+
+
+def _rebuild_tables(cursor) -> None:
+    for table in (CELLS, USERS):
+        cursor.execute(f"TRUNCATE {table.day_table}, {table.total_table}")
+        cursor.execute(
+            f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
+            f"SELECT {_DAY}, {table.select}, COUNT(*) FROM {_BATTLE} WHERE NOT excluded "
+            f"GROUP BY {_DAY}, {table.select}"
+        )
+        cursor.execute(
+            f"INSERT INTO {table.total_table} ({table.columns}, count) "
+            f"SELECT {table.columns}, SUM(count) FROM {table.day_table} GROUP BY {table.columns}"
+        )
+
+
+def _marked_days(since_xid: int) -> list[date]:
+    return sorted(set(BattleMark.objects.filter(xid__gte=since_xid).values_list("day", flat=True)))
+
+
+def refresh(*, full: bool = False) -> Refresh:
+    """Bring the count tables up to date (all of them when `full` or never built)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        state = _state()
+        xmin = _xmin(cursor)
+        full = full or not state.built
+        if full:
+            _rebuild_tables(cursor)
+            days: tuple[date, ...] = ()
+            state.rebuilt_at = timezone.now()
+        else:
+            marked = _marked_days(state.seen_xmin)
+            for table in (CELLS, USERS):
+                _count_days(cursor, table, marked)
+            days = tuple(marked)
+        BattleMark.objects.filter(xid__lt=xmin).delete()
+        state.built, state.seen_xmin, state.refreshed_at = True, xmin, timezone.now()
+        state.save()
+    return Refresh(days=days, full=full)
+
+
+_DIFF = """
+SELECT COUNT(*) FROM (
+  (SELECT {keys}, count FROM {total} EXCEPT ALL SELECT {keys}, COUNT(*) FROM
+     (SELECT {select} FROM {battle} WHERE NOT excluded) AS b({keys}) GROUP BY {keys})
+  UNION ALL
+  (SELECT {keys}, COUNT(*) FROM
+     (SELECT {select} FROM {battle} WHERE NOT excluded) AS b({keys}) GROUP BY {keys}
+   EXCEPT ALL SELECT {keys}, count FROM {total})
+) AS diff
+"""
+
+
+def _mismatches(cursor, table: _Table) -> int:
+    cursor.execute(
+        _DIFF.format(
+            keys=table.columns, total=table.total_table, select=table.select, battle=_BATTLE
+        )
+    )
+    return int(cursor.fetchone()[0])
+
+
+def reconcile() -> Refresh:
+    """Refresh, then check the totals against a full count of the battles in the same
+    snapshot (REPEATABLE READ, so votes arriving meanwhile cannot look like a mismatch).
+    On any difference: an error in the log, and the tables are rebuilt from the battles."""
+    outer = connection.in_atomic_block  # inside a test's transaction: no isolation change
+    with transaction.atomic(), connection.cursor() as cursor:
+        if not outer:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        done = refresh()
+        mismatched = sum(_mismatches(cursor, t) for t in (CELLS, USERS))
+        state = _state()
+        state.reconciled_at, state.last_mismatch = timezone.now(), mismatched
+        state.save()
+    if mismatched:
+        log.error(
+            "Maintained battle counts differ from a full count in %d cells; rebuilding them",
+            mismatched,
+        )
+        refresh(full=True)
+    return Refresh(days=done.days, full=done.full or bool(mismatched), mismatched=mismatched)
+
+
+def read_cells() -> tuple[list[tuple], int, int]:
+    """(rows of CELL_KEYS + count, distinct users, simulated battles) from the totals."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {CELLS.columns}, count FROM {CELLS.total_table}")
+        rows = cursor.fetchall()
+        cursor.execute(f"SELECT COUNT(DISTINCT user_hash) FROM {USERS.total_table}")
+        users = int(cursor.fetchone()[0])
+    simulated = sum(r[-1] for r in rows if r[-2])
+    return rows, users, simulated
+
+
+def read_user_cells() -> list[tuple]:
+    """Rows of (user_hash, A, B, outcome, count) from the totals."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {USERS.columns}, count FROM {USERS.total_table}")
+        return cursor.fetchall()
