@@ -249,7 +249,7 @@ def start_gunicorn(
     proc = start_process(cmd, env=env, cwd=src, log_path=log_path)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(url + "/healthz", proc=proc, log_path=log_path, timeout=180)
+        wait_until_up(url + "/healthz?check=live", proc=proc, log_path=log_path, timeout=180)
     except BaseException:
         stop_process(proc)
         raise

@@ -4,21 +4,20 @@ PostgreSQL only (the embedded SQLite mode aggregates all battles each time, see
 aggregation.py). Four tables hold the counts (leaderboard/models.py): per UTC day
 (`DayCell`, `DayUserCell`) and their sums over all days (`CellTotal`, `UserCellTotal`),
 which is what a recompute reads. A trigger on the battle table appends, for every statement
-that inserts, changes or deletes battles, the days it touched and its transaction id to
-`BattleMark` (migration 0011), in the writer's own transaction.
+that inserts, changes or deletes battles, the days it touched to `BattleMark` (migration
+0011), in the writer's own transaction.
 
-`refresh()` re-aggregates only the marked days: for each, the day's old counts are taken
-off the totals, the day is counted again from its battles, and the new counts added. Which
-marks to read: every transaction with an id below the `xmin` of a snapshot had finished when
-that snapshot was taken, so after a refresh whose snapshot had xmin X, every mark still to
-be seen has an id >= X, and the next refresh reads exactly those (a mark seen twice only
-re-counts a day again, which changes nothing). Marks below X are then deleted. (xmin is the
-whole server's: a long transaction anywhere, e.g. a dump, keeps the marks written since it
-began in the window, so their days are counted again on each refresh until it ends.) No vote
-waits for a refresh: marks are plain appends, and only refreshes write the count tables
-(one at a time, under a row lock on `AggregationState`).
+`refresh()` re-aggregates only the marked days: it deletes the marks it can see (those of
+committed transactions) and, for each of their days, takes the day's old counts off the
+totals, counts the day again from its battles and adds the new counts, all in one
+transaction. A mark it cannot see yet (its transaction still open) is not deleted and is
+read by the next refresh; the battles are counted after the marks are read, so they include
+everything those marks stand for (a day counted twice changes nothing). If the refresh
+fails, its deletion of the marks is rolled back with it. No vote waits for a refresh: marks
+are plain appends with no unique index, and only refreshes write the count tables (one at a
+time, under a row lock on `AggregationState`).
 
-`rebuild()` recounts everything; `reconcile()` (nightly) compares the maintained totals
+`refresh(full=True)` recounts everything; `reconcile()` (nightly) compares the maintained totals
 with a full GROUP BY over the battles in one snapshot, logs a mismatch as an error and lets
 the full count win.
 """
@@ -79,11 +78,6 @@ USERS = _Table(DayUserCell._meta.db_table, UserCellTotal._meta.db_table, USER_KE
 
 def enabled() -> bool:
     return connection.vendor == "postgresql"
-
-
-def _xmin(cursor) -> int:
-    cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")
-    return int(cursor.fetchone()[0])
 
 
 def _state() -> AggregationState:
@@ -151,27 +145,27 @@ def _rebuild_tables(cursor) -> None:
         )
 
 
-def _marked_days(since_xid: int) -> list[date]:
-    return sorted(set(BattleMark.objects.filter(xid__gte=since_xid).values_list("day", flat=True)))
+def _take_marked_days(cursor) -> list[date]:
+    """Delete the marks this transaction can see; the days they name."""
+    cursor.execute(f"DELETE FROM {BattleMark._meta.db_table} RETURNING day")
+    return sorted({row[0] for row in cursor.fetchall()})
 
 
 def refresh(*, full: bool = False) -> Refresh:
     """Bring the count tables up to date (all of them when `full` or never built)."""
     with transaction.atomic(), connection.cursor() as cursor:
         state = _state()
-        xmin = _xmin(cursor)
         full = full or not state.built
+        marked = _take_marked_days(cursor)
         if full:
             _rebuild_tables(cursor)
             days: tuple[date, ...] = ()
             state.rebuilt_at = timezone.now()
         else:
-            marked = _marked_days(state.seen_xmin)
             for table in (CELLS, USERS):
                 _count_days(cursor, table, marked)
             days = tuple(marked)
-        BattleMark.objects.filter(xid__lt=xmin).delete()
-        state.built, state.seen_xmin, state.refreshed_at = True, xmin, timezone.now()
+        state.built, state.refreshed_at = True, timezone.now()
         state.save()
     return Refresh(days=days, full=full)
 

@@ -262,24 +262,20 @@ class UserCellTotal(models.Model):
 class BattleMark(models.Model):
     """A day whose battles a transaction inserted, changed or deleted (written by a trigger).
 
-    Append-only and unindexed except on `xid`, so a vote's transaction never waits on it;
-    `xid` is the writing transaction's id, which is what lets a refresh know that every
-    transaction before a point has been seen (see leaderboard/incremental.py).
+    Append-only with no index but its key, so a vote's transaction never waits on it; a
+    refresh deletes the marks it has seen (leaderboard/incremental.py).
     """
 
-    xid = models.BigIntegerField(db_index=True)
     day = models.DateField()
 
     def __str__(self) -> str:
-        return f"{self.day} (transaction {self.xid})"
+        return f"battles of {self.day} changed"
 
 
 class AggregationState(models.Model):
     """One row: how far the maintained counts are up to date."""
 
     built = models.BooleanField(default=False)
-    # Transactions with a lower id were all finished when the counts were last refreshed.
-    seen_xmin = models.BigIntegerField(default=0)
     refreshed_at = models.DateTimeField(null=True)
     rebuilt_at = models.DateTimeField(null=True)
     reconciled_at = models.DateTimeField(null=True)

@@ -3,22 +3,20 @@
 from django.db import migrations, models
 
 # PostgreSQL only: each statement that inserts, changes or deletes battles appends the UTC
-# days it touched to leaderboard_battlemark, with its transaction id, in the same transaction
+# days it touched to leaderboard_battlemark, in the same transaction
 # (so no write path -- API, import, moderation, relabel, admin, SQL -- can forget to). The
 # embedded SQLite mode aggregates every battle on each recompute and needs none of it.
 TRIGGERS = """
 CREATE FUNCTION leaderboard_mark_new_days() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO leaderboard_battlemark (xid, day)
-    SELECT DISTINCT pg_current_xact_id()::text::bigint, (received_at AT TIME ZONE 'UTC')::date
-    FROM new_rows;
+  INSERT INTO leaderboard_battlemark (day)
+    SELECT DISTINCT (received_at AT TIME ZONE 'UTC')::date FROM new_rows;
   RETURN NULL;
 END $$;
 CREATE FUNCTION leaderboard_mark_old_days() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO leaderboard_battlemark (xid, day)
-    SELECT DISTINCT pg_current_xact_id()::text::bigint, (received_at AT TIME ZONE 'UTC')::date
-    FROM old_rows;
+  INSERT INTO leaderboard_battlemark (day)
+    SELECT DISTINCT (received_at AT TIME ZONE 'UTC')::date FROM old_rows;
   RETURN NULL;
 END $$;
 CREATE TRIGGER leaderboard_mark_insert AFTER INSERT ON ingest_battle
@@ -61,7 +59,6 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('built', models.BooleanField(default=False)),
-                ('seen_xmin', models.BigIntegerField(default=0)),
                 ('refreshed_at', models.DateTimeField(null=True)),
                 ('rebuilt_at', models.DateTimeField(null=True)),
                 ('reconciled_at', models.DateTimeField(null=True)),
@@ -72,7 +69,6 @@ class Migration(migrations.Migration):
             name='BattleMark',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('xid', models.BigIntegerField(db_index=True)),
                 ('day', models.DateField()),
             ],
         ),
