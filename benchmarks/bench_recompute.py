@@ -81,7 +81,7 @@ def python_side_aggregate():
     import numpy as np
     from django.db import connection
 
-    from leaderboard.aggregation import DIMENSIONS, BattleCells
+    from leaderboard.aggregation import DIMENSIONS, cells_from_combinations
 
     dims = list(DIMENSIONS)
     with connection.cursor() as cursor:
@@ -95,14 +95,14 @@ def python_side_aggregate():
     labels = [
         np.unique(np.array(c, dtype=object), return_inverse=True) for c in cols[3 : 3 + len(dims)]
     ]
-    key = np.stack([a, b, np.minimum(o, 2)] + [inv for _, inv in labels], axis=1)
+    key = np.stack([a, b, o] + [inv for _, inv in labels], axis=1)
     cells, count = np.unique(key, axis=0, return_counts=True)
-    return BattleCells(
-        model_a=cells[:, 0],
-        model_b=cells[:, 1],
-        outcome=cells[:, 2],
-        count=count,
-        dims={d: labels[i][0][cells[:, 3 + i]] for i, d in enumerate(dims)},
+    return cells_from_combinations(
+        cells[:, 0],
+        cells[:, 1],
+        cells[:, 2],
+        count,
+        {d: labels[i][0][cells[:, 3 + i]] for i, d in enumerate(dims)},
         users=len(set(cols[-2])),
         simulated=sum(1 for s in cols[-1] if s == "simulated"),
     )

@@ -36,34 +36,48 @@ _ENGINE_OUTCOME = {
 }
 
 
+ALL = incremental.ALL
+
+
 @dataclass(frozen=True)
 class BattleCells:
-    """Battle counts per (A, B, outcome, slice values). Model ids, engine outcome codes."""
+    """Battle counts per (A, B, outcome): the overall ones (dimension "all") and, for each
+    slice dimension, per value. Model ids, engine outcome codes; a key may repeat (its
+    counts add up)."""
 
     model_a: np.ndarray
     model_b: np.ndarray
     outcome: np.ndarray
     count: np.ndarray
-    dims: dict[str, np.ndarray]
+    dimension: np.ndarray
+    value: np.ndarray
     users: int
     simulated: int
 
     @property
     def battles(self) -> int:
-        return int(self.count.sum())
+        return int(self.count[self.dimension == ALL].sum())
+
+    def values(self, dimension: str) -> list[str]:
+        return sorted(set(self.value[self.dimension == dimension].tolist()))
+
+    def mask(self, dimension: str, value: str | None = None) -> np.ndarray:
+        """The cells of one slice (`dimension`, `value`), or of the overall board (ALL)."""
+        mask = self.dimension == dimension
+        return mask if value is None else mask & (self.value == value)
 
     def grouped(
         self, mask: np.ndarray | None, keys: dict[int, str], *, min_votes: int = 1
     ) -> GroupedCounts:
-        """Engine input for the cells under `mask` (all when None), models named by key.
+        """Engine input for the cells under `mask` (the overall board's when None), models
+        named by key.
 
         Models with fewer than `min_votes` battles in these cells are left out together
         with their battles: they are not shown, and a barely measured model would widen
         every other interval through the mean-rating constraint.
         """
-        a, b, o, c = self.model_a, self.model_b, self.outcome, self.count
-        if mask is not None:
-            a, b, o, c = a[mask], b[mask], o[mask], c[mask]
+        mask = self.mask(ALL) if mask is None else mask
+        a, b, o, c = self.model_a[mask], self.model_b[mask], self.outcome[mask], self.count[mask]
         ids, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
         ia, ib = inverse[: len(a)], inverse[len(a) :]
         votes = np.bincount(ia, weights=c, minlength=len(ids)) + np.bincount(
@@ -78,6 +92,37 @@ class BattleCells:
         return GroupedCounts(
             models=tuple(keys[int(m)] for m in ids), a=ia, b=ib, outcome=o, count=c
         )
+
+
+def cells_from_combinations(
+    a: np.ndarray,
+    b: np.ndarray,
+    outcome: np.ndarray,
+    count: np.ndarray,
+    dims: dict[str, np.ndarray],
+    *,
+    users: int,
+    simulated: int,
+) -> BattleCells:
+    """BattleCells from counts per combination of every dimension's value (stored outcome
+    codes, raw model ids): each row counts once overall and once for each dimension."""
+    a, b = _merged(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
+    keep = a != b
+    a, b = a[keep], b[keep]
+    o, c = _engine_outcomes(tuple(outcome))[keep], np.asarray(count, dtype=np.int64)[keep]
+    n, parts = len(a), [ALL, *dims]
+    return BattleCells(
+        model_a=np.tile(a, len(parts)),
+        model_b=np.tile(b, len(parts)),
+        outcome=np.tile(o, len(parts)),
+        count=np.tile(c, len(parts)),
+        dimension=np.repeat(np.array(parts, dtype=object), n),
+        value=np.concatenate(
+            [np.full(n, "", dtype=object)] + [np.asarray(dims[d], dtype=object)[keep] for d in dims]
+        ),
+        users=users,
+        simulated=simulated,
+    )
 
 
 def _engine_outcomes(stored: tuple) -> np.ndarray:
@@ -98,8 +143,8 @@ def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return remap(a), remap(b)
 
 
-def _scan_battles() -> tuple[list[tuple], int, int]:
-    """Count cells straight from the battles (embedded SQLite mode, and reconciliation)."""
+def _scan_battles() -> BattleCells:
+    """The cells straight from the battles (the embedded SQLite mode)."""
     table = Battle._meta.db_table
     columns = ", ".join(DIMENSIONS)
     with connection.cursor() as cursor:
@@ -113,7 +158,37 @@ def _scan_battles() -> tuple[list[tuple], int, int]:
             f"FROM {table} WHERE NOT excluded"
         )
         users, simulated = cursor.fetchone()
-    return rows, int(users or 0), int(simulated or 0)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(DIMENSIONS))
+    return cells_from_combinations(
+        np.array(cols[0], dtype=np.int64),
+        np.array(cols[1], dtype=np.int64),
+        np.array(cols[2], dtype=np.int64),
+        np.array(cols[-1], dtype=np.int64),
+        {d: np.array(cols[3 + i], dtype=object) for i, d in enumerate(DIMENSIONS)},
+        users=int(users or 0),
+        simulated=int(simulated or 0),
+    )
+
+
+def _maintained() -> BattleCells:
+    rows, users = incremental.read_cells()
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 6
+    dimension = np.array(cols[0], dtype=object)
+    value = np.array(cols[1], dtype=object)
+    count = np.array(cols[5], dtype=np.int64)
+    simulated = int(count[(dimension == incremental.SOURCE) & (value == "simulated")].sum())
+    a, b = _merged(np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64))
+    keep = (a != b) & (dimension != incremental.SOURCE)
+    return BattleCells(
+        model_a=a[keep],
+        model_b=b[keep],
+        outcome=_engine_outcomes(cols[4])[keep],
+        count=count[keep],
+        dimension=dimension[keep],
+        value=value[keep],
+        users=users,
+        simulated=simulated,
+    )
 
 
 def aggregate(*, full: bool = False) -> BattleCells:
@@ -122,25 +197,10 @@ def aggregate(*, full: bool = False) -> BattleCells:
     On PostgreSQL from the maintained per-day counts (leaderboard/incremental.py), brought
     up to date first -- only the days that changed are counted again, unless `full`.
     """
-    if incremental.enabled():
-        incremental.refresh(full=full)
-        stored, users, simulated = incremental.read_cells()
-        rows = [(*r[:-2], r[-1]) for r in stored]  # the simulated flag is only for the total
-    else:
-        rows, users, simulated = _scan_battles()
-    dims = list(DIMENSIONS)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(dims))
-    a, b = _merged(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64))
-    keep = a != b
-    return BattleCells(
-        model_a=a[keep],
-        model_b=b[keep],
-        outcome=_engine_outcomes(cols[2])[keep],
-        count=np.array(cols[-1], dtype=np.int64)[keep],
-        dims={d: np.array(cols[3 + i], dtype=object)[keep] for i, d in enumerate(dims)},
-        users=users,
-        simulated=simulated,
-    )
+    if not incremental.enabled():
+        return _scan_battles()
+    incremental.refresh(full=full)
+    return _maintained()
 
 
 def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCounts:

@@ -38,16 +38,10 @@ from .models import AggregationState, BattleMark, CellTotal, DayCell, DayUserCel
 log = logging.getLogger(__name__)
 
 DIMS = ("kind", "language", "task_type", "context_bucket", "natural_language")
-CELL_KEYS = ("model_a", "model_b", "outcome", *DIMS, "simulated")
-USER_KEYS = ("user_hash", "model_a", "model_b", "outcome")
+ALL, SOURCE = "all", "source"  # the overall counts; simulated vs other battles
 _BATTLE = Battle._meta.db_table
 _DAY = "(received_at AT TIME ZONE 'UTC')::date"
-# Battle column (or expression) for each count-table key.
-_SOURCE = {
-    "model_a": "model_a_id",
-    "model_b": "model_b_id",
-    "simulated": "source = 'simulated'",
-}
+_SOURCE_VALUE = "(CASE WHEN source = 'simulated' THEN 'simulated' ELSE 'other' END)"
 
 
 @dataclass(frozen=True)
@@ -67,13 +61,49 @@ class _Table:
     def columns(self) -> str:
         return ", ".join(self.keys)
 
-    @property
-    def select(self) -> str:
-        return ", ".join(_SOURCE.get(k, k) for k in self.keys)
+    def count_sql(self, where: str, *, by_day: bool) -> str:
+        """SELECT [day,] keys, count FROM the battles under `where` (non-excluded only)."""
+        raise NotImplementedError
 
 
-CELLS = _Table(DayCell._meta.db_table, CellTotal._meta.db_table, CELL_KEYS)
-USERS = _Table(DayUserCell._meta.db_table, UserCellTotal._meta.db_table, USER_KEYS)
+class _Cells(_Table):
+    def count_sql(self, where: str, *, by_day: bool) -> str:
+        # One scan for every dimension at once: GROUPING SETS gives one group per value of
+        # each dimension (the others NULL in it) and () the overall counts.
+        sets = [*DIMS, _SOURCE_VALUE]
+        names = [*DIMS, SOURCE]
+        which = " ".join(
+            f"WHEN GROUPING({e}) = 0 THEN '{n}'" for e, n in zip(sets, names, strict=True)
+        )
+        day = f"{_DAY}, " if by_day else ""
+        return (
+            f"SELECT {day}CASE {which} ELSE '{ALL}' END, COALESCE({', '.join(sets)}, ''), "
+            f"model_a_id, model_b_id, outcome, COUNT(*) FROM {_BATTLE} "
+            f"WHERE NOT excluded AND {where} GROUP BY {day}model_a_id, model_b_id, outcome, "
+            f"GROUPING SETS ({', '.join(f'({e})' for e in sets)}, ())"
+        )
+
+
+class _Users(_Table):
+    def count_sql(self, where: str, *, by_day: bool) -> str:
+        day = f"{_DAY}, " if by_day else ""
+        cols = "user_hash, model_a_id, model_b_id, outcome"
+        return (
+            f"SELECT {day}{cols}, COUNT(*) FROM {_BATTLE} WHERE NOT excluded AND {where} "
+            f"GROUP BY {day}{cols}"
+        )
+
+
+CELLS = _Cells(
+    DayCell._meta.db_table,
+    CellTotal._meta.db_table,
+    ("dimension", "value", "model_a", "model_b", "outcome"),
+)
+USERS = _Users(
+    DayUserCell._meta.db_table,
+    UserCellTotal._meta.db_table,
+    ("user_hash", "model_a", "model_b", "outcome"),
+)
 
 
 def enabled() -> bool:
@@ -118,9 +148,7 @@ def _count_days(cursor, table: _Table, days: list[date]) -> None:
     )
     cursor.execute(f"DELETE FROM {day_t} WHERE day = ANY(%s)", [days])
     cursor.execute(
-        f"INSERT INTO {day_t} (day, {keys}, count) "
-        f"SELECT {_DAY}, {table.select}, COUNT(*) FROM {_BATTLE} "
-        f"WHERE NOT excluded AND {where} GROUP BY {_DAY}, {table.select}",
+        f"INSERT INTO {day_t} (day, {keys}, count) {table.count_sql(where, by_day=True)}",
         params,
     )
     cursor.execute(
@@ -136,8 +164,7 @@ def _rebuild_tables(cursor) -> None:
         cursor.execute(f"TRUNCATE {table.day_table}, {table.total_table}")
         cursor.execute(
             f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
-            f"SELECT {_DAY}, {table.select}, COUNT(*) FROM {_BATTLE} WHERE NOT excluded "
-            f"GROUP BY {_DAY}, {table.select}"
+            f"{table.count_sql('TRUE', by_day=True)}"
         )
         cursor.execute(
             f"INSERT INTO {table.total_table} ({table.columns}, count) "
@@ -170,23 +197,13 @@ def refresh(*, full: bool = False) -> Refresh:
     return Refresh(days=days, full=full)
 
 
-_DIFF = """
-SELECT COUNT(*) FROM (
-  (SELECT {keys}, count FROM {total} EXCEPT ALL SELECT {keys}, COUNT(*) FROM
-     (SELECT {select} FROM {battle} WHERE NOT excluded) AS b({keys}) GROUP BY {keys})
-  UNION ALL
-  (SELECT {keys}, COUNT(*) FROM
-     (SELECT {select} FROM {battle} WHERE NOT excluded) AS b({keys}) GROUP BY {keys}
-   EXCEPT ALL SELECT {keys}, count FROM {total})
-) AS diff
-"""
-
-
 def _mismatches(cursor, table: _Table) -> int:
+    """Cells in which the maintained totals and a full count of the battles differ."""
+    full = table.count_sql("TRUE", by_day=False)
     cursor.execute(
-        _DIFF.format(
-            keys=table.columns, total=table.total_table, select=table.select, battle=_BATTLE
-        )
+        f"SELECT COUNT(*) FROM ((SELECT {table.columns}, count FROM {table.total_table} "
+        f"EXCEPT ALL {full}) UNION ALL ({full} EXCEPT ALL "
+        f"SELECT {table.columns}, count FROM {table.total_table})) AS diff"
     )
     return int(cursor.fetchone()[0])
 
@@ -213,15 +230,14 @@ def reconcile() -> Refresh:
     return Refresh(days=done.days, full=done.full or bool(mismatched), mismatched=mismatched)
 
 
-def read_cells() -> tuple[list[tuple], int, int]:
-    """(rows of CELL_KEYS + count, distinct users, simulated battles) from the totals."""
+def read_cells() -> tuple[list[tuple], int]:
+    """(rows of (dimension, value, A, B, outcome, count), distinct users) from the totals."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {CELLS.columns}, count FROM {CELLS.total_table}")
         rows = cursor.fetchall()
         cursor.execute(f"SELECT COUNT(DISTINCT user_hash) FROM {USERS.total_table}")
         users = int(cursor.fetchone()[0])
-    simulated = sum(r[-1] for r in rows if r[-2])
-    return rows, users, simulated
+    return rows, users
 
 
 def read_user_cells() -> list[tuple]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 
 from catalogue.models import ArenaModel
 
@@ -169,60 +170,49 @@ class RatingConfig(models.Model):
 
 # Pre-aggregated battle counts, maintained by the recompute (leaderboard/incremental.py).
 # Model ids are plain integers (not foreign keys): merges are applied when the counts are
-# read, so a merge or unmerge changes no stored count.
+# read, so a merge or unmerge changes no stored count. Counts are kept per slice dimension
+# separately (dimension "all" is the overall board, "source" counts simulated battles), not
+# per combination of dimensions: a slice board needs only its own dimension, and this way
+# the tables' size is bounded by models x values, whatever the arena's history.
 class DayCell(models.Model):
-    """Non-excluded battles of one UTC day per (A, B, outcome, slice values, simulated)."""
+    """Non-excluded battles of one UTC day per (dimension, value, A, B, outcome)."""
 
     day = models.DateField(db_index=True)
+    dimension = models.CharField(max_length=20)
+    value = models.CharField(max_length=32)
     model_a = models.IntegerField()
     model_b = models.IntegerField()
     outcome = models.PositiveSmallIntegerField()
-    kind = models.CharField(max_length=10)
-    language = models.CharField(max_length=32)
-    task_type = models.CharField(max_length=16)
-    context_bucket = models.CharField(max_length=8)
-    natural_language = models.CharField(max_length=8)
-    simulated = models.BooleanField()
     count = models.PositiveIntegerField()
 
     def __str__(self) -> str:
-        return f"{self.day} {self.model_a}-{self.model_b}/{self.outcome}: {self.count}"
+        return (
+            f"{self.day} {self.dimension}={self.value} {self.model_a}-{self.model_b}: {self.count}"
+        )
 
 
 class CellTotal(models.Model):
     """The sum of DayCell over all days: what a recompute reads instead of every battle."""
 
+    dimension = models.CharField(max_length=20)
+    value = models.CharField(max_length=32)
     model_a = models.IntegerField()
     model_b = models.IntegerField()
     outcome = models.PositiveSmallIntegerField()
-    kind = models.CharField(max_length=10)
-    language = models.CharField(max_length=32)
-    task_type = models.CharField(max_length=16)
-    context_bucket = models.CharField(max_length=8)
-    natural_language = models.CharField(max_length=8)
-    simulated = models.BooleanField()
     count = models.BigIntegerField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=[
-                    "model_a",
-                    "model_b",
-                    "outcome",
-                    "kind",
-                    "language",
-                    "task_type",
-                    "context_bucket",
-                    "natural_language",
-                    "simulated",
-                ],
+                fields=["dimension", "value", "model_a", "model_b", "outcome"],
                 name="cell_total_key",
             )
         ]
+        # Emptied cells are deleted after each refresh: found through this, not a scan.
+        indexes = [models.Index(fields=["count"], condition=Q(count=0), name="cell_total_empty")]
 
     def __str__(self) -> str:
-        return f"{self.model_a}-{self.model_b}/{self.outcome}: {self.count}"
+        return f"{self.dimension}={self.value} {self.model_a}-{self.model_b}: {self.count}"
 
 
 class DayUserCell(models.Model):
@@ -253,6 +243,9 @@ class UserCellTotal(models.Model):
             models.UniqueConstraint(
                 fields=["user_hash", "model_a", "model_b", "outcome"], name="user_cell_total_key"
             )
+        ]
+        indexes = [
+            models.Index(fields=["count"], condition=Q(count=0), name="user_cell_total_empty")
         ]
 
     def __str__(self) -> str:

@@ -126,9 +126,8 @@ def fit_slices(
 
     jobs: list[tuple[str, str, str, np.ndarray | None]] = [(OVERALL, OVERALL, "", None)]
     for dim in DIMENSIONS:
-        values = cells.dims[dim]
-        for value in sorted(set(values.tolist())):
-            mask = values == value
+        for value in cells.values(dim):
+            mask = cells.mask(dim, value)
             if int(cells.count[mask].sum()) >= config.slice_min_battles:
                 jobs.append((f"{dim}:{value}", dim, str(value), mask))
     results = []

@@ -63,10 +63,9 @@ def test_counts_from_the_snapshot_equal_the_sql_aggregation(published):
     config = RatingConfig.current()
     cells = aggregate()
     keys = dict(ArenaModel.objects.values_list("id", "key"))
-    values = cells.dims["context_bucket"]
     direct = {}
-    for value in sorted(set(values.tolist())):
-        mask = values == value
+    for value in cells.values("context_bucket"):
+        mask = cells.mask("context_bucket", value)
         if int(cells.count[mask].sum()) < config.slice_min_battles:
             continue
         grouped = cells.grouped(mask, keys, min_votes=config.min_model_votes)

@@ -10,7 +10,7 @@ from analysis.leaderboard import compute_leaderboard
 from catalogue.models import ArenaModel, Visibility
 from ingest.models import Battle, Outcome
 from leaderboard import recompute as recompute_module
-from leaderboard.aggregation import aggregate
+from leaderboard.aggregation import DIMENSIONS, aggregate
 from leaderboard.models import Snapshot, SnapshotRow, SnapshotSlice
 from leaderboard.recompute import public_ranks, recompute
 from leaderboard.selectors import board, categories, published_snapshot_id
@@ -22,8 +22,15 @@ def test_aggregation_matches_battle_rows(simulated):
     assert cells.simulated == 6000
     assert cells.users == Battle.objects.values("user_hash").distinct().count()
     # python counts cell by cell
-    got = {}
-    for a, b, o, c in zip(cells.model_a, cells.model_b, cells.outcome, cells.count, strict=True):
+    got: dict = {}
+    overall = cells.mask("all")
+    for a, b, o, c in zip(
+        cells.model_a[overall],
+        cells.model_b[overall],
+        cells.outcome[overall],
+        cells.count[overall],
+        strict=True,
+    ):
         got[(a, b, o)] = got.get((a, b, o), 0) + c
     want = {}
     engine = {Outcome.A: 0, Outcome.B: 1, Outcome.TIE: 2, Outcome.BOTH_BAD: 2}
@@ -31,6 +38,12 @@ def test_aggregation_matches_battle_rows(simulated):
         key = (a, b, engine[o])
         want[key] = want.get(key, 0) + 1
     assert got == want
+    # Each slice dimension: its values' cells hold exactly the battles with that value.
+    for dim in DIMENSIONS:
+        for value in cells.values(dim):
+            n = int(cells.count[cells.mask(dim, value)].sum())
+            assert n == Battle.objects.filter(**{dim: value}).count(), (dim, value)
+        assert sum(int(cells.count[cells.mask(dim, v)].sum()) for v in cells.values(dim)) == 6000
 
 
 def test_overall_board_equals_engine_on_raw_battles(simulated, fast_config):
