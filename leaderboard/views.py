@@ -9,6 +9,7 @@ from . import charts, compare, selectors
 from .aggregation import DIMENSIONS
 from .board_filters import apply_filters
 from .http_cache import public_read
+from .new_models import mark_new, new_models
 from .page_cache import cached_per_snapshot
 from .slice_labels import category_label, value_order
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
@@ -54,7 +55,7 @@ def leaderboard(request):
     }
     if data is not None:
         rows, context["board_filters"] = apply_filters(rows=data["models"], params=request.GET)
-        context["board"] = {**data, "models": rows}
+        context["board"] = {**data, "models": mark_new(rows, new=new_models())}
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
     context["show_retired"] = request.GET.get("deprecated") == "1"
     context["retired_count"] = selectors.retired_count()
@@ -121,6 +122,7 @@ def model_detail(request, key: str):
         "leaderboard/model.html",
         {
             "model": model,
+            "first_rated": new_models().get(model.key),  # set only while it is new
             "row": row,
             "board": data,
             "history": history,
