@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import render
 
-from . import charts, compare, selectors
+from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
 from .board_filters import apply_filters
 from .http_cache import public_read
@@ -198,4 +198,5 @@ def compare_models(request):
             status = 400
         else:
             context["result"] = compare.head_to_head(a=a, b=b)
+            context["slices"] = compare_slices.per_slice(a=a, b=b)
     return render(request, "leaderboard/compare.html", context, status=status)

@@ -7,45 +7,10 @@ import re
 
 from django.utils import timezone
 
-from catalogue.models import ArenaModel
-from leaderboard import new_models, selectors
-from leaderboard.models import Snapshot, SnapshotRow, SnapshotSlice
+from leaderboard import new_models
 from tests.factories import ArenaModelFactory
 
-
-def publish_board(*, at: dt.datetime, models: list[ArenaModel], public: bool = True) -> Snapshot:
-    """A published snapshot whose overall board shows `models` (hand-made, no fit)."""
-    snap = Snapshot.objects.create(
-        status=Snapshot.Status.PUBLISHED, computed_at=at, method="bootstrap"
-    )
-    k = len(models)
-    slice_ = SnapshotSlice.objects.create(
-        snapshot=snap,
-        key="overall",
-        dimension="overall",
-        battles=100,
-        models_order=[m.key for m in models],
-        matrices={
-            "win_fraction": [[0.5] * k for _ in range(k)],
-            "battle_count": [[10] * k for _ in range(k)],
-            "predicted_win_rate": [[0.5] * k for _ in range(k)],
-        },
-    )
-    for i, m in enumerate(models):
-        SnapshotRow.objects.create(
-            slice=slice_,
-            model=m,
-            public=public,
-            rating=1000.0 + i,
-            ci_lower=990.0 + i,
-            ci_upper=1010.0 + i,
-            rank=1,
-            votes=50,
-            avg_win_rate=0.5,
-            status="ok",
-        )
-    selectors.snapshot_published(snap.pk)
-    return snap
+from .boards import publish_board
 
 
 def badge_of(html: str, display_name: str) -> bool:
