@@ -9,6 +9,7 @@ from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
 from .board_filters import apply_filters
 from .http_cache import public_read
+from .ignored_pairs import ignored_summary
 from .new_models import mark_new, new_models
 from .page_cache import cached_per_snapshot
 from .slice_labels import category_label, value_order
@@ -110,6 +111,7 @@ def model_detail(request, key: str):
         for s in selectors.model_slices(model_id=model.pk)
     ]
     opponents = selectors.model_opponents(board_data=data, key=key) if data else []
+    ignored = ignored_summary()
     chart_list = []
     if history:
         chart_list.append(("history", charts.history_chart(history, model.display_name)))
@@ -123,6 +125,7 @@ def model_detail(request, key: str):
         {
             "model": model,
             "first_rated": new_models().get(model.key),  # set only while it is new
+            "ignored": ignored.model(model.key) if ignored else None,
             "row": row,
             "board": data,
             "history": history,
