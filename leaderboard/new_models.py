@@ -2,7 +2,8 @@
 
 A model is *first rated* when the earliest published snapshot with a public row for it on
 the overall board was published (a model on any slice board is on the overall one too,
-as a slice's votes are a subset of the overall votes). One aggregate query over the kept
+as a slice's votes are a subset of the overall votes); the models of the first published
+board are the arena's founders and never "new". One aggregate query over the kept
 published snapshots gives every model's first rating; the answer is cached per snapshot id.
 
 "Within N days" is measured against the published snapshot's publication time, not the
@@ -57,7 +58,11 @@ def new_models(*, snapshot_id: int | None = None) -> dict[str, dt.datetime]:
     if published is None:
         return {}
     since = published - dt.timedelta(days=settings.ARENA_NEW_MODEL_DAYS)
-    return {k: at for k, at in first_rated(snapshot_id=sid).items() if at > since}
+    first = first_rated(snapshot_id=sid)
+    # The models of the arena's first board are its founders, not newcomers: on a fresh
+    # site (or the demo) every model would otherwise carry the badge, which tells nothing.
+    founded = min(first.values(), default=None)
+    return {k: at for k, at in first.items() if at > since and at != founded}
 
 
 def mark_new(rows: list[dict], *, new: dict[str, dt.datetime]) -> list[dict]:

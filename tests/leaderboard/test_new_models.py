@@ -23,9 +23,11 @@ def test_recent_model_is_new_and_an_old_one_is_not(client, db):
     now = timezone.now()
     veteran = ArenaModelFactory(key="veteran", display_name="Veteran Model")
     newcomer = ArenaModelFactory(key="newcomer", display_name="Newcomer Model")
-    publish_board(at=now - dt.timedelta(days=30), models=[veteran])
-    publish_board(at=now - dt.timedelta(days=3), models=[veteran, newcomer])
-    publish_board(at=now, models=[veteran, newcomer])
+    founder = ArenaModelFactory(key="founder")  # the first board's: never new (see below)
+    publish_board(at=now - dt.timedelta(days=100), models=[founder])
+    publish_board(at=now - dt.timedelta(days=30), models=[founder, veteran])
+    publish_board(at=now - dt.timedelta(days=3), models=[founder, veteran, newcomer])
+    publish_board(at=now, models=[founder, veteran, newcomer])
 
     new = new_models.new_models()
     assert set(new) == {"newcomer"}
@@ -44,9 +46,11 @@ def test_recent_model_is_new_and_an_old_one_is_not(client, db):
 
 def test_the_setting_is_respected(client, db, settings):
     now = timezone.now()
+    founder = ArenaModelFactory(key="founder")
     m = ArenaModelFactory(key="recent", display_name="Recent Model")
-    publish_board(at=now - dt.timedelta(days=3), models=[m])
-    publish_board(at=now, models=[m])
+    publish_board(at=now - dt.timedelta(days=100), models=[founder])
+    publish_board(at=now - dt.timedelta(days=3), models=[founder, m])
+    publish_board(at=now, models=[founder, m])
     settings.ARENA_NEW_MODEL_DAYS = 2
     assert new_models.new_models() == {}
     assert not badge_of(client.get("/").content.decode(), "Recent Model")
@@ -56,11 +60,13 @@ def test_the_setting_is_respected(client, db, settings):
 
 def test_first_rated_counts_only_public_rows_and_is_measured_from_the_board(db):
     now = timezone.now()
+    founder = ArenaModelFactory(key="founder")
     m = ArenaModelFactory(key="was-private")
+    publish_board(at=now - dt.timedelta(days=100), models=[founder])
     # Rated while private 60 days ago (not shown), first shown publicly 5 days ago.
     publish_board(at=now - dt.timedelta(days=60), models=[m], public=False)
-    publish_board(at=now - dt.timedelta(days=5), models=[m])
-    snap = publish_board(at=now - dt.timedelta(days=1), models=[m])
+    publish_board(at=now - dt.timedelta(days=5), models=[founder, m])
+    snap = publish_board(at=now - dt.timedelta(days=1), models=[founder, m])
     first = new_models.first_rated(snapshot_id=snap.pk)
     assert abs(first["was-private"] - (now - dt.timedelta(days=5))) < dt.timedelta(seconds=1)
     # Measured from the published board's time, not the clock: 5 days before a board of
@@ -72,10 +78,23 @@ def test_first_rated_counts_only_public_rows_and_is_measured_from_the_board(db):
 
 def test_badge_keeps_the_board_cacheable(client, db):
     now = timezone.now()
+    founder = ArenaModelFactory(key="founder")
     m = ArenaModelFactory(key="cached-new", display_name="Cached New")
-    publish_board(at=now - dt.timedelta(days=1), models=[m])
+    publish_board(at=now - dt.timedelta(days=20), models=[founder])
+    publish_board(at=now - dt.timedelta(days=1), models=[founder, m])
     r = client.get("/")
     assert r.status_code == 200 and badge_of(r.content.decode(), "Cached New")
     assert "public" in r["Cache-Control"] and r.has_header("ETag")
     again = client.get("/", HTTP_IF_NONE_MATCH=r["ETag"])
     assert again.status_code == 304
+
+
+def test_the_first_boards_models_are_founders_not_new(client, db):
+    """On a fresh site every model was first rated days ago: none is singled out."""
+    now = timezone.now()
+    a = ArenaModelFactory(key="first-a", display_name="First A")
+    b = ArenaModelFactory(key="first-b", display_name="First B")
+    publish_board(at=now - dt.timedelta(days=2), models=[a, b])
+    publish_board(at=now, models=[a, b])
+    assert new_models.new_models() == {}
+    assert "badge new" not in client.get("/").content.decode()
