@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from catalogue.models import ArenaModel
 from ingest.models import CompletionLog, Privacy
-from leaderboard import ignored_pairs
+from leaderboard import ignored_pairs, selectors
 from tests.factories import ArenaModelFactory, BattleFactory
 
 from .boards import publish_board
@@ -124,6 +124,12 @@ def test_counts_match_a_count_done_here(arena, settings, window):
     assert summary.shown == sum(shown.values()) // 2
     assert summary.ignored == sum(ignored.values()) // 2
     assert summary.model("bee-old") is None  # counted for Bee
+    # The ORM path the embedded SQLite takes counts the same.
+    until = selectors.snapshot_published_at(snapshot_id=selectors.published_snapshot_id())
+    span = dt.timedelta(minutes=window)
+    assert sorted(ignored_pairs.pair_counts_portable(until=until, window=span)) == sorted(
+        ignored_pairs.pair_counts(until=until, window=span)
+    )
 
 
 def test_window_not_elapsed_by_the_board_is_not_counted(arena, settings):
