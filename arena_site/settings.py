@@ -308,6 +308,15 @@ PERSONAL_MIN_VOTES = env.int("PERSONAL_MIN_VOTES", default=20)
 # the fewest a model needs for its median and p90 to be shown.
 ARENA_LATENCY_WINDOW_DAYS = env.int("ARENA_LATENCY_WINDOW_DAYS", default=30)
 ARENA_LATENCY_MIN_SAMPLES = env.int("ARENA_LATENCY_MIN_SAMPLES", default=5)
+# The "new" badge (leaderboard/new_models.py): models first rated within this many days
+# before the published board was published.
+ARENA_NEW_MODEL_DAYS = env.int("ARENA_NEW_MODEL_DAYS", default=14)
+# The compare page's per-slice head to head (leaderboard/compare_slices.py): a slice value
+# is shown when the two models fought at least this many battles in it.
+ARENA_COMPARE_MIN_VOTES = env.int("ARENA_COMPARE_MIN_VOTES", default=10)
+# Ignored pairs on the model page (leaderboard/ignored_pairs.py): a shown pair with no vote
+# within this many minutes counts as ignored.
+ARENA_IGNORED_WINDOW_MINUTES = env.int("ARENA_IGNORED_WINDOW_MINUTES", default=60)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.

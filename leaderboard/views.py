@@ -5,10 +5,12 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import render
 
-from . import charts, compare, selectors
+from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
 from .board_filters import apply_filters
 from .http_cache import public_read
+from .ignored_pairs import ignored_summary
+from .new_models import mark_new, new_models
 from .page_cache import cached_per_snapshot
 from .slice_labels import category_label, value_order
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
@@ -54,7 +56,7 @@ def leaderboard(request):
     }
     if data is not None:
         rows, context["board_filters"] = apply_filters(rows=data["models"], params=request.GET)
-        context["board"] = {**data, "models": rows}
+        context["board"] = {**data, "models": mark_new(rows, new=new_models())}
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
     context["show_retired"] = request.GET.get("deprecated") == "1"
     context["retired_count"] = selectors.retired_count()
@@ -109,6 +111,7 @@ def model_detail(request, key: str):
         for s in selectors.model_slices(model_id=model.pk)
     ]
     opponents = selectors.model_opponents(board_data=data, key=key) if data else []
+    ignored = ignored_summary()
     chart_list = []
     if history:
         chart_list.append(("history", charts.history_chart(history, model.display_name)))
@@ -121,6 +124,8 @@ def model_detail(request, key: str):
         "leaderboard/model.html",
         {
             "model": model,
+            "first_rated": new_models().get(model.key),  # set only while it is new
+            "ignored": ignored.model(model.key) if ignored else None,
             "row": row,
             "board": data,
             "history": history,
@@ -196,4 +201,5 @@ def compare_models(request):
             status = 400
         else:
             context["result"] = compare.head_to_head(a=a, b=b)
+            context["slices"] = compare_slices.per_slice(a=a, b=b)
     return render(request, "leaderboard/compare.html", context, status=status)

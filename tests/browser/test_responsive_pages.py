@@ -107,6 +107,20 @@ def test_phone_layout_keeps_names_readable(live_server, site, browser):
     context.close()
 
 
+def test_compare_slice_tables_scroll_in_their_own_boxes_on_a_phone(live_server, site, browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(live_server.url + "/compare/?a=deepseek-coder-fim&b=codestral-2405")
+    tables = page.locator("#compare-task_type, #compare-language, #compare-context_bucket")
+    assert tables.count() >= 2  # the simulated battles fill at least two dimensions
+    for i in range(tables.count()):
+        box = tables.nth(i).locator("xpath=..")
+        assert box.get_attribute("class") == "table-scroll" and box.get_attribute("tabindex") == "0"
+        assert box.evaluate("el => el.getBoundingClientRect().right") <= 390
+    assert overflow(page) == 0
+    context.close()
+
+
 def test_without_javascript_every_chart_area_has_its_numbers(live_server, site, browser):
     context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
     page = context.new_page()
