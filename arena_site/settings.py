@@ -308,6 +308,10 @@ PERSONAL_MIN_VOTES = env.int("PERSONAL_MIN_VOTES", default=20)
 # the fewest a model needs for its median and p90 to be shown.
 ARENA_LATENCY_WINDOW_DAYS = env.int("ARENA_LATENCY_WINDOW_DAYS", default=30)
 ARENA_LATENCY_MIN_SAMPLES = env.int("ARENA_LATENCY_MIN_SAMPLES", default=5)
+# The controlled board (leaderboard/controlled.py) reads one row per battle: at most the
+# N most recently stored non-excluded battles, so the recompute's cost stays bounded
+# (0 = no controlled board).
+ARENA_CONTROLLED_MAX_BATTLES = env.int("ARENA_CONTROLLED_MAX_BATTLES", default=200_000)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.
