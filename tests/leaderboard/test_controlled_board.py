@@ -212,3 +212,21 @@ def test_read_api_has_the_controlled_fields(published, client):
     kind = client.get("/api/v1/leaderboard?category=kind:completion").json()
     assert kind["category"]["controlled"] is None
     assert all(m["controlled_rating"] is None for m in kind["models"])
+
+
+def test_model_page_shows_its_controlled_rating(published, client):
+    row = SnapshotRow.objects.filter(slice__key="overall", public=True).select_related("model")[0]
+    html = client.get(f"/models/{row.model.key}/").content.decode()
+    assert 'id="controlled-rating"' in html
+    assert f"{row.controlled_rating:.1f} (95% interval {row.controlled_ci_lower:.1f}" in html
+
+
+def test_demo_simulator_stores_lengths_without_an_effect(simulated):
+    # ingest.simulation draws lengths per model that do not move the outcome.
+    assert not Battle.objects.filter(completion_a_chars__isnull=True).exists()
+    ctl = _controlled(recompute(trigger="test"))
+    assert ctl["length_known"] == ctl["battles"] == 6000
+    length = next(c for c in ctl["coefficients"] if c["feature"] == "length")
+    assert length["lower"] < 0 < length["upper"]
+    top = next(c for c in ctl["coefficients"] if c["feature"] == "top")
+    assert top["lower"] > 1.0  # the simulator's 82% top slot: log(0.82 / 0.18) = 1.52
