@@ -109,19 +109,19 @@ class ControlledBoard:
         }
 
 
-def _read(limit: int) -> tuple[list[tuple], int]:
+def _read(limit: int) -> tuple[list[tuple], bool]:
+    """The newest `limit` battles' rows, and whether there were more (one row beyond the cap
+    is read to know, instead of counting the table)."""
     table = Battle._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT model_a_id, model_b_id, outcome, user_hash, completion_a_chars, "
             f"completion_b_chars, latency_a_ms, latency_b_ms FROM {table} WHERE NOT excluded "
             "ORDER BY id DESC LIMIT %s",
-            [limit],
+            [limit + 1],
         )
         rows = cursor.fetchall()
-        cursor.execute(f"SELECT COUNT(*) FROM {table} WHERE NOT excluded")
-        (total,) = cursor.fetchone()
-    return rows, int(total)
+    return rows[:limit], len(rows) > limit
 
 
 def _float(values: tuple) -> np.ndarray:
@@ -143,7 +143,7 @@ def controlled_board(
     limit = settings.ARENA_CONTROLLED_MAX_BATTLES if max_battles is None else max_battles
     if limit <= 0 or not overall.total:
         return None
-    rows, total = _read(limit)
+    rows, capped = _read(limit)
     if not rows:
         return None
     cols = list(zip(*rows, strict=True))
@@ -215,7 +215,7 @@ def controlled_board(
         length_known=length_known,
         latency_known=latency_known,
         max_battles=limit,
-        capped=total > len(rows),
+        capped=capped,
     )
 
 

@@ -49,7 +49,7 @@ def leaderboard(request):
         data = selectors.board(category=category)
     # ?view=controlled: the overall board controlled for position, length and latency (a
     # plain link, no JS needed). Anything else is the plain board, saying why if asked for.
-    view = request.GET.get("view", "plain")
+    view = request.GET.get("view") or "plain"  # an empty value (a form's default) is plain
     why = None
     if view not in VIEWS:
         why = f"There is no view “{view[:40]}” (view= takes plain or controlled): showing the plain board."

@@ -125,11 +125,17 @@ def test_controlled_board_matches_a_direct_fit_and_the_truth(arena, published):
 
 @override_settings(ARENA_CONTROLLED_MAX_BATTLES=3000)
 def test_the_battle_cap_reads_the_most_recent(arena):
+    # The newest 1,000 battles lose their lengths: reading the newest 3,000 finds 2,000.
+    newest = Battle.objects.order_by("-id").values("id")[:1000]
+    Battle.objects.filter(id__in=newest).update(completion_a_chars=None)
     snapshot = recompute(trigger="test")
     ctl = _controlled(snapshot)
     assert ctl["battles"] == 3000 and ctl["capped"] and ctl["max_battles"] == 3000
+    assert ctl["length_known"] == 2000 and ctl["latency_known"] == 3000
     # The plain board still counts every battle.
     assert board(snapshot_id=snapshot.pk)["category"]["battles"] == N
+    with override_settings(ARENA_CONTROLLED_MAX_BATTLES=N):  # exactly all: not capped
+        assert not _controlled(recompute(trigger="test"))["capped"]
 
 
 def test_unknown_lengths_count_as_no_difference_and_too_few_leave_the_covariate_out(arena):
@@ -175,7 +181,7 @@ def test_page_toggle_shows_controlled_and_plain_ranks(published, client):
     ("query", "says"),
     [
         ("?view=stylish", "There is no view “stylish”"),
-        ("?view=", "There is no view"),
+        ("?view=CONTROLLED", "There is no view “CONTROLLED”"),
         ("?category=kind:completion&view=controlled", "for the overall board only"),
     ],
 )
@@ -184,6 +190,11 @@ def test_bad_view_values_show_the_plain_board_and_say_why(published, client, que
     assert page.status_code == 200
     html = page.content.decode()
     assert says in html and "Controlled rank" not in html
+
+
+def test_an_empty_view_is_the_plain_board(published, client):
+    html = client.get("/?view=").content.decode()
+    assert "There is no view" not in html and "Controlled rank" not in html
 
 
 def test_methodology_reports_each_effect_in_words(published, client):
