@@ -241,3 +241,16 @@ def test_demo_simulator_stores_lengths_without_an_effect(simulated):
     assert length["lower"] < 0 < length["upper"]
     top = next(c for c in ctl["coefficients"] if c["feature"] == "top")
     assert top["lower"] > 1.0  # the simulator's 82% top slot: log(0.82 / 0.18) = 1.52
+
+
+def test_a_failing_controlled_fit_still_publishes_the_plain_board(arena, monkeypatch, caplog):
+    def broken(**kwargs):
+        raise FloatingPointError("singular")
+
+    monkeypatch.setattr("leaderboard.recompute.controlled_board", broken)
+    snapshot = recompute(trigger="test")
+    assert snapshot.status == "published" and _controlled(snapshot) is None
+    assert "Controlled board failed" in caplog.text
+    rows = SnapshotRow.objects.filter(slice__snapshot=snapshot, slice__key="overall")
+    assert rows.filter(rating__isnull=False).count() == len(RATINGS)
+    assert not rows.filter(controlled_rating__isnull=False).exists()
