@@ -317,6 +317,10 @@ ARENA_COMPARE_MIN_VOTES = env.int("ARENA_COMPARE_MIN_VOTES", default=10)
 # Ignored pairs on the model page (leaderboard/ignored_pairs.py): a shown pair with no vote
 # within this many minutes counts as ignored.
 ARENA_IGNORED_WINDOW_MINUTES = env.int("ARENA_IGNORED_WINDOW_MINUTES", default=60)
+# The controlled board (leaderboard/controlled.py) reads one row per battle: at most the
+# N most recently stored non-excluded battles, so the recompute's cost stays bounded
+# (0 = no controlled board).
+ARENA_CONTROLLED_MAX_BATTLES = env.int("ARENA_CONTROLLED_MAX_BATTLES", default=200_000)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.

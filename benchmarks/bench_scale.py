@@ -226,8 +226,14 @@ def measure(size: int, repeats: int, admin) -> dict:
 def bench_reads(seconds: int) -> list[dict]:
     """Board and read API at the last size: full 200s vs conditional 304s (wrk)."""
     logdir = Path(tempfile.mkdtemp(prefix="bench_scale_"))
+    from bench_recompute import collect_static
+
     env = django_env(
-        ARGS.db, ARGS.redis_url, ALLOWED_HOSTS="127.0.0.1", THROTTLE_READ_IP="100000000/min"
+        ARGS.db,
+        ARGS.redis_url,
+        ALLOWED_HOSTS="127.0.0.1",
+        THROTTLE_READ_IP="100000000/min",
+        STATIC_ROOT=collect_static(),
     )
     server, base = start_gunicorn(
         GunicornConfig.parse("sync:4"), src=ROOT, env=env, log_path=logdir / "gunicorn.log",

@@ -54,6 +54,13 @@ class Battle(models.Model):
     latency_b_ms = models.FloatField(null=True, blank=True)
     prefix_chars = models.PositiveIntegerField(null=True, blank=True)
     suffix_chars = models.PositiveIntegerField(null=True, blank=True)
+    # Lengths of the two completions (A top, B bottom), stored for every vote whatever its
+    # privacy: a length is not code, and the controlled board needs it. Lines are the line
+    # breaks + 1. None: not known (no text sent, or a battle stored before lengths were).
+    completion_a_chars = models.PositiveIntegerField(null=True, blank=True)
+    completion_b_chars = models.PositiveIntegerField(null=True, blank=True)
+    completion_a_lines = models.PositiveIntegerField(null=True, blank=True)
+    completion_b_lines = models.PositiveIntegerField(null=True, blank=True)
     client_version = models.CharField(max_length=64, blank=True)
     received_at = models.DateTimeField(default=timezone.now, db_index=True)
     source = models.CharField(max_length=10, choices=BattleSource.choices)

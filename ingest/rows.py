@@ -44,6 +44,27 @@ def content_hash(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def text_lines(text: str) -> int:
+    """Lines of a completion as stored: its line breaks + 1 (the back-fill counts the same)."""
+    return text.count("\n") + 1
+
+
+def completion_lengths(vote: VoteIn) -> dict:
+    """The completions' lengths in characters and lines, for every privacy level.
+
+    Read from the texts while they are in memory (before `services._code` drops them for
+    Private and Debug votes); only the integers reach the battle row. Without a text the
+    count the client sent (if any) is kept, and the lines are unknown.
+    """
+    out = {}
+    for side in ("a", "b"):
+        text = getattr(vote.code, f"completion_{side}")
+        sent = getattr(vote, f"completion_{side}_chars")
+        out[f"completion_{side}_chars"] = len(text) if text else sent
+        out[f"completion_{side}_lines"] = text_lines(text) if text else None
+    return out
+
+
 def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now) -> dict:
     """The battle row of a vote, every column set (model defaults for the rest)."""
     user_hash = vote.user_hash or pseudonymise_user(vote.user_id)
@@ -63,6 +84,7 @@ def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now) -> dic
         "latency_b_ms": vote.latency_b_ms,
         "prefix_chars": vote.prefix_chars,
         "suffix_chars": vote.suffix_chars,
+        **completion_lengths(vote),
         "client_version": vote.client_version,
         "received_at": vote.received_at or now,
         "source": str(vote.source),

@@ -47,6 +47,13 @@ class BattleSerializer(serializers.Serializer):
     suffix_chars = StrictIntegerField(
         required=False, allow_null=True, default=None, min_value=0, max_value=MAX_CHARS_COUNT
     )
+    # For clients that send lengths without the code; a completion's text, when sent, wins.
+    completion_a_chars = StrictIntegerField(
+        required=False, allow_null=True, default=None, min_value=0, max_value=MAX_CHARS_COUNT
+    )
+    completion_b_chars = StrictIntegerField(
+        required=False, allow_null=True, default=None, min_value=0, max_value=MAX_CHARS_COUNT
+    )
     client_version = StrictCharField(max_length=64, required=False, allow_blank=True, default="")
     prefix = code_field(help_text="Stored only when privacy is Research.")
     suffix = code_field(help_text="Stored only when privacy is Research.")
@@ -82,6 +89,8 @@ class BattleSerializer(serializers.Serializer):
             suffix_chars=d["suffix_chars"]
             if d["suffix_chars"] is not None
             else len(suffix) or None,
+            completion_a_chars=d["completion_a_chars"],
+            completion_b_chars=d["completion_b_chars"],
             client_version=d["client_version"],
             code=CodeIn(
                 prefix=prefix,

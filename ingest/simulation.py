@@ -131,6 +131,13 @@ def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
     lat_a = medians[a] * np.exp(rng.normal(0, 0.5, n)) * 1000
     lat_b = medians[b] * np.exp(rng.normal(0, 0.5, n)) * 1000
     seconds_ago = rng.uniform(0, 90 * 86400, n)
+    # Completion lengths (characters): each model has its typical length, and outcomes do
+    # not depend on it, so the controlled board's length effect should come out near 0. A
+    # stream of its own, so the draws above stay what they were for a seed.
+    typical = np.exp(np.linspace(np.log(160.0), np.log(40.0), len(keys)))
+    lengths = np.random.default_rng([seed & (2**64 - 1), 1])
+    len_a = np.rint(typical[a] * np.exp(lengths.normal(0, 0.6, n))).astype(np.int64)
+    len_b = np.rint(typical[b] * np.exp(lengths.normal(0, 0.6, n))).astype(np.int64)
     return {
         "keys": np.array(keys, dtype=object),
         "a": a,
@@ -146,6 +153,8 @@ def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
         "lat_a": lat_a,
         "lat_b": lat_b,
         "seconds_ago": seconds_ago,
+        "len_a": len_a,
+        "len_b": len_b,
         "prefix_share": rng.uniform(0.6, 0.95, n),
     }
 
@@ -179,6 +188,8 @@ def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iter
             "latency_b_ms": float(d["lat_b"][i]),
             "prefix_chars": int(prefix_chars[i]),
             "suffix_chars": int(chars[i] - prefix_chars[i]),
+            "completion_a_chars": int(d["len_a"][i]),
+            "completion_b_chars": int(d["len_b"][i]),
             "client_version": "sim",
             "received_at": now - timedelta(seconds=float(d["seconds_ago"][i])),
             "source": BattleSource.SIMULATED,

@@ -202,6 +202,8 @@ def export_rows(*, include_code: bool = False, sources: list[str] | None = None)
             "latency_b_ms": b.latency_b_ms,
             "prefix_chars": b.prefix_chars,
             "suffix_chars": b.suffix_chars,
+            "completion_a_chars": b.completion_a_chars,
+            "completion_b_chars": b.completion_b_chars,
             "client_version": b.client_version,
             "received_at": b.received_at.isoformat()
             if isinstance(b.received_at, datetime)

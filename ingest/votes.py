@@ -36,6 +36,9 @@ class VoteIn:
     latency_b_ms: float | None = None
     prefix_chars: int | None = None
     suffix_chars: int | None = None
+    # Completion lengths a client sent without the text (the text's own length wins).
+    completion_a_chars: int | None = None
+    completion_b_chars: int | None = None
     client_version: str = ""
     received_at: object | None = None  # datetime for imports; None = now
     user_hash: str = ""  # already pseudonymised (re-imported exports); wins over user_id

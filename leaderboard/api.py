@@ -41,6 +41,10 @@ CSV_FIELDS = (
     "organization",
     "license",
     "position_adjusted_rating",
+    "controlled_rating",
+    "controlled_ci_lower",
+    "controlled_ci_upper",
+    "controlled_rank",
 )
 
 

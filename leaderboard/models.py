@@ -67,6 +67,10 @@ class SnapshotSlice(models.Model):
     # Overall board only: for the top neighbour pairs, the votes whose removal would swap
     # them (analysis.robustness.RankFlip.to_dict(): upper, lower, gap, votes_estimate, votes).
     robustness = models.JSONField(default=list, blank=True)
+    # Overall board only: the controlled fit (leaderboard.controlled.ControlledBoard.to_json():
+    # covariate coefficients with 95% intervals, the battles it read, how many had each
+    # covariate); None where not computed.
+    controlled = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["snapshot", "key"], name="slice_key_unique")]
@@ -91,6 +95,11 @@ class SnapshotRow(models.Model):
     adjusted_rating = models.FloatField(null=True)
     adjusted_ci_lower = models.FloatField(null=True)
     adjusted_ci_upper = models.FloatField(null=True)
+    # The controlled fit (position, length, latency held at the reference), overall slice only.
+    controlled_rating = models.FloatField(null=True)
+    controlled_ci_lower = models.FloatField(null=True)
+    controlled_ci_upper = models.FloatField(null=True)
+    controlled_rank = models.PositiveIntegerField(null=True)  # Rank (UB) on the controlled board
     votes = models.PositiveIntegerField()
     avg_win_rate = models.FloatField(null=True)
     status = models.CharField(max_length=20)

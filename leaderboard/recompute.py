@@ -33,6 +33,7 @@ from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
 
 from .aggregation import DIMENSIONS, BattleCells, aggregate, overall_by_user
+from .controlled import ControlledBoard, controlled_board
 from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
@@ -53,6 +54,7 @@ class SliceResult:
     board: Leaderboard
     adjusted: Leaderboard | None = None
     counts: GroupedCounts | None = None  # kept for the overall board only
+    controlled: ControlledBoard | None = None  # overall board only (leaderboard.controlled)
 
 
 def _num(x: float) -> float | None:
@@ -145,12 +147,36 @@ def fit_slices(
                     fit(rated, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
                     adjusted=adjusted,
                     counts=overall,
+                    controlled=_controlled(overall, keys, config, shown_keys, bool(clustered)),
                 )
             )
         else:
             counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
             results.append(SliceResult(key, dim, value, fit(counts, config.slice_rounds)))
     return results
+
+
+def _controlled(
+    overall: GroupedCounts,
+    keys: dict[int, str],
+    config: RatingConfig,
+    shown: list[str],
+    clustered: bool,
+) -> ControlledBoard | None:
+    """The controlled board, or None. An extra beside the plain board: a failure of its fit
+    is logged and the plain board is still published (without the controlled view)."""
+    try:
+        return controlled_board(
+            overall=overall,
+            keys=keys,
+            anchor=config.anchor.key if config.anchor is not None else None,
+            anchor_value=config.anchor_value,
+            shown=shown,
+            clustered=clustered,
+        )
+    except Exception:
+        log.exception("Controlled board failed; publishing the board without it")
+        return None
 
 
 def _rows_for(
@@ -168,6 +194,14 @@ def _rows_for(
     shown = is_public & ok
     ranks = public_ranks(np.asarray(board.ci_lower), np.asarray(board.ci_upper), shown)
     adjusted = result.adjusted
+    controlled = result.controlled.fit if result.controlled is not None else None
+    controlled_rank = np.zeros(len(model_ids), dtype=np.int64)
+    if controlled is not None:
+        # The controlled fit covers the same models (overall.models); ranked among the shown
+        # models whose controlled interval is finite, as the plain board.
+        order = np.array([controlled.models.index(m) for m in board.models], dtype=np.int64)
+        lo, hi = controlled.lower[order], controlled.upper[order]
+        controlled_rank = public_ranks(lo, hi, shown & np.isfinite(lo) & np.isfinite(hi))
     rows = []
     for i, model_id in enumerate(model_ids.tolist()):
         rank = int(ranks[i]) if shown[i] else None
@@ -197,6 +231,12 @@ def _rows_for(
             row.adjusted_rating = _num(adjusted.rating[j])
             row.adjusted_ci_lower = _num(adjusted.ci_lower[j])
             row.adjusted_ci_upper = _num(adjusted.ci_upper[j])
+        if controlled is not None:
+            c = controlled.models.index(board.models[i])
+            row.controlled_rating = _num(controlled.rating[c])
+            row.controlled_ci_lower = _num(controlled.lower[c])
+            row.controlled_ci_upper = _num(controlled.upper[c])
+            row.controlled_rank = int(controlled_rank[i]) or None
         rows.append(row)
     return rows
 
@@ -289,6 +329,7 @@ def publish(
                 scale_label=board.scale_label[:300],
                 anchor_applied=bool(board.anchor_applied),
                 robustness=[r.to_dict() for r in board.robustness],
+                controlled=result.controlled.to_json() if result.controlled else None,
             )
             rows = _rows_for(result, ids, public_ids, overall_rank, latency)
             if result.key == OVERALL:

@@ -118,6 +118,8 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
             "scale_label": slice_.scale_label,
             "anchor_applied": slice_.anchor_applied,
             "robustness": slice_.robustness,
+            # Overall board: the controlled fit's coefficients and what it read (None elsewhere).
+            "controlled": slice_.controlled,
             "top_slot": None
             if slice_.top_slot_p is None
             else {
@@ -141,6 +143,10 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
                 "votes": r.votes,
                 "avg_win_rate": r.avg_win_rate,
                 "position_adjusted_rating": r.adjusted_rating,
+                "controlled_rating": r.controlled_rating,
+                "controlled_ci_lower": r.controlled_ci_lower,
+                "controlled_ci_upper": r.controlled_ci_upper,
+                "controlled_rank": r.controlled_rank,
                 "latency_p50_ms": r.latency_p50_ms,
                 "latency_p90_ms": r.latency_p90_ms,
                 "latency_samples": r.latency_samples,

@@ -8,6 +8,7 @@ from django.shortcuts import render
 from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
 from .board_filters import apply_filters
+from .controlled import VIEWS, controlled_rows
 from .http_cache import public_read
 from .ignored_pairs import ignored_summary
 from .new_models import mark_new, new_models
@@ -48,14 +49,28 @@ def leaderboard(request):
         )
         category = "overall"
         data = selectors.board(category=category)
+    # ?view=controlled: the overall board controlled for position, length and latency (a
+    # plain link, no JS needed). Anything else is the plain board, saying why if asked for.
+    view = request.GET.get("view") or "plain"  # an empty value (a form's default) is plain
+    why = None
+    if view not in VIEWS:
+        why = f"There is no view “{view[:40]}” (view= takes plain or controlled): showing the plain board."
+    elif view == "controlled" and data is not None and category != "overall":
+        why = "The controlled view exists for the overall board only: showing this category's plain board."
+    elif view == "controlled" and data is not None and not data["category"].get("controlled"):
+        why = "This board was computed without a controlled fit: showing the plain board."
+    if why is not None:
+        notice, view = f"{notice} {why}" if notice else why, "plain"
     context = {
         "board": data,
         "category": category,
         "categories": _category_choices(),
         "notice": notice,
+        "view": view,
     }
     if data is not None:
-        rows, context["board_filters"] = apply_filters(rows=data["models"], params=request.GET)
+        shown = controlled_rows(data["models"]) if view == "controlled" else data["models"]
+        rows, context["board_filters"] = apply_filters(rows=shown, params=request.GET)
         context["board"] = {**data, "models": mark_new(rows, new=new_models())}
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
     context["show_retired"] = request.GET.get("deprecated") == "1"
@@ -63,8 +78,9 @@ def leaderboard(request):
     if context["show_retired"]:
         context["retired"] = selectors.retired_models(category=category)
     if data is not None and data["models"]:
+        shown_data = {**data, "models": shown}
         context["charts"] = [
-            ("intervals", charts.interval_chart(data)),
+            ("intervals", charts.interval_chart(shown_data)),
             (
                 "win-fraction",
                 charts.heatmap(

@@ -95,6 +95,8 @@ def _bodies():
             vote(prefix="def f(x):\n", suffix="\n", completion_a="return x", privacy="Research"),
             vote(kind="edit", outcome="both_bad", code_to_edit="x = 1", user_input="rename"),
             vote(prefix_chars=10, suffix_chars=0, latency_a_ms=None, repo_url="https://x/y"),
+            vote(completion_a_chars=12, completion_b_chars=0),
+            vote(completion_a_chars=None, completion_b_chars=100_000_000),
         ],
         CompletionOutcomeSerializer: [outcome_payload(0), outcome_payload(1, "Research")],
         EditOutcomeSerializer: [edit_payload(0), edit_payload(-2)],

@@ -1,0 +1,245 @@
+"""The controlled overall board: ratings net of position, completion length and latency.
+
+Reads the overall board's battles one row each (the covariates are per battle, so they
+cannot come from the count cells of `aggregation`): at most the
+`ARENA_CONTROLLED_MAX_BATTLES` most recently stored non-excluded ones (by id), restricted
+to the models of the plain overall board (same merges, same vote minimum). Builds the
+standard covariates (`analysis.contextual_data.style_features`: top slot, normalised
+length difference in characters, normalised latency difference, top slot times the slower
+side's log latency), groups them into cells with moments and 3 quantile bins per covariate
+(`group_contextual`: the fit costs a few passes over at most pairs x outcomes x users x 27
+cells, not over the battles) and fits `analysis.contextual.fit_contextual`, clustered by
+user when the board's intervals are.
+
+Unknown covariates. A battle without both completion lengths (stored before lengths were,
+or sent without the texts) gets length difference 0, and one without both latencies gets
+latency 0 and slow_top 0: the reference value, "no difference". Such a battle adds nothing
+to a coefficient's score (its term is x * (y - p) = 0), so the coefficients are estimated
+from the battles that have the covariate, while every battle still informs the ratings;
+leaving them out instead would rest the controlled board on other battles than the plain
+one (today most battles have no lengths) and make the side-by-side comparison mean less.
+The cost: a model's unknown-length battles are not corrected for length. The board says
+how many battles had each covariate. A covariate known for fewer than `MIN_KNOWN` battles
+is left out of the fit (its coefficient would be the ridge's zero with no information).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+from analysis.bradley_terry import SCALE
+from analysis.contextual import ContextualFit, fit_contextual
+from analysis.contextual_data import group_contextual, style_features
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from catalogue.selectors import merge_targets
+from ingest.models import Battle, Outcome
+
+MIN_KNOWN = 200  # battles with a covariate known before it enters the fit
+BINS = 3  # quantile bins per covariate (analysis.contextual_data: 0.03 se from per-battle)
+_OUTCOMES = {
+    Outcome.A: OUTCOME_A,
+    Outcome.B: OUTCOME_B,
+    Outcome.TIE: OUTCOME_TIE,
+    Outcome.BOTH_BAD: OUTCOME_TIE,
+}
+# What one coefficient means in words, for a typical contrast: (unit of the covariate, text).
+# length / latency: x = (a - b) / (a + b) is 1/3 when one side is twice the other.
+EXAMPLES: dict[str, tuple[float, str]] = {
+    "top": (1.0, "being the completion shown on top"),
+    "length": (1.0 / 3.0, "a completion twice as long as the other (in characters)"),
+    "latency": (1.0 / 3.0, "a completion that took twice as long to arrive as the other"),
+    "slow_top": (
+        float(np.log(2.0)),
+        "the change of the top-slot advantage when the slower of the two took twice the typical latency",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ControlledBoard:
+    """The controlled fit of the overall board and what it read."""
+
+    fit: ContextualFit
+    battles: int  # battles fitted
+    length_known: int
+    latency_known: int
+    max_battles: int
+    capped: bool  # more battles were stored than were read
+
+    def coefficients(self) -> list[dict[str, Any]]:
+        """Each covariate's effect in log-odds and points, with its 95% interval, and the
+        same for the typical contrast of `EXAMPLES`."""
+        out = []
+        for c in self.fit.coefficients():
+            unit, text = EXAMPLES.get(c["feature"], (1.0, f"one unit of {c['feature']}"))
+            pts = (SCALE * c["log_odds"], SCALE * c["lower"], SCALE * c["upper"])
+            out.append(
+                {
+                    **c,
+                    "points_lower": pts[1],
+                    "points_upper": pts[2],
+                    "example": text,
+                    "example_unit": unit,
+                    "example_points": unit * pts[0],
+                    "example_lower": unit * pts[1],
+                    "example_upper": unit * pts[2],
+                }
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        fit = self.fit
+        return {
+            "coefficients": self.coefficients(),
+            "battles": self.battles,
+            "length_known": self.length_known,
+            "latency_known": self.latency_known,
+            "max_battles": self.max_battles,
+            "capped": self.capped,
+            "clustered": fit.clustered,
+            "clusters": fit.clusters,
+            "converged": fit.converged,
+            "scale_label": fit.scale_label[:300],
+        }
+
+
+def _read(limit: int) -> tuple[list[tuple], bool]:
+    """The newest `limit` battles' rows, and whether there were more (one row beyond the cap
+    is read to know, instead of counting the table)."""
+    table = Battle._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT model_a_id, model_b_id, outcome, user_hash, completion_a_chars, "
+            f"completion_b_chars, latency_a_ms, latency_b_ms FROM {table} WHERE NOT excluded "
+            "ORDER BY id DESC LIMIT %s",
+            [limit + 1],
+        )
+        rows = cursor.fetchall()
+    return rows[:limit], len(rows) > limit
+
+
+def _float(values: tuple) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def controlled_board(
+    *,
+    overall: GroupedCounts,
+    keys: dict[int, str],
+    anchor: str | None,
+    anchor_value: float,
+    shown: Collection[str],
+    clustered: bool,
+    max_battles: int | None = None,
+) -> ControlledBoard | None:
+    """The controlled fit over the models of `overall` (the plain overall board's counts);
+    None when off (`ARENA_CONTROLLED_MAX_BATTLES` = 0) or there are no battles to fit."""
+    limit = settings.ARENA_CONTROLLED_MAX_BATTLES if max_battles is None else max_battles
+    if limit <= 0 or not overall.total:
+        return None
+    rows, capped = _read(limit)
+    if not rows:
+        return None
+    cols = list(zip(*rows, strict=True))
+    target = merge_targets()
+    position = {pk: overall.models.index(k) for pk, k in keys.items() if k in overall.models}
+
+    def index(ids: tuple) -> np.ndarray:
+        return np.array([position.get(target.get(pk, pk), -1) for pk in ids], dtype=np.int64)
+
+    a, b = index(cols[0]), index(cols[1])
+    keep = (a >= 0) & (b >= 0) & (a != b)
+    if not keep.any():
+        return None
+    outcome_map = np.zeros(max(_OUTCOMES) + 1, dtype=np.int64)
+    for ours, engine in _OUTCOMES.items():
+        outcome_map[ours] = engine
+    outcome = outcome_map[np.array(cols[2], dtype=np.int64)][keep]
+    len_a, len_b = _float(cols[4])[keep], _float(cols[5])[keep]
+    lat_a, lat_b = _float(cols[6])[keep], _float(cols[7])[keep]
+    n = int(keep.sum())
+
+    length_ok = np.isfinite(len_a) & np.isfinite(len_b)
+    x, _ = style_features(
+        length_top=np.where(length_ok, len_a, 0.0), length_bottom=np.where(length_ok, len_b, 0.0)
+    )  # unknown: both 0, so the normalised difference is 0 (the reference)
+    columns = {"top": x[:, 0], "length": x[:, 1]}
+    latency_ok = np.isfinite(lat_a) & np.isfinite(lat_b) & (lat_a > 0) & (lat_b > 0)
+    columns["latency"], columns["slow_top"] = np.zeros(n), np.zeros(n)
+    if latency_ok.any():
+        xl, lnames = style_features(
+            length_top=np.zeros(int(latency_ok.sum())),  # only the latency columns are used
+            length_bottom=np.zeros(int(latency_ok.sum())),
+            latency_top=lat_a[latency_ok] / 1000.0,
+            latency_bottom=lat_b[latency_ok] / 1000.0,
+        )  # slow_top centred on the median over the battles whose latencies are known
+        for name in ("latency", "slow_top"):
+            columns[name][latency_ok] = xl[:, lnames.index(name)]
+    length_known, latency_known = int(length_ok.sum()), int(latency_ok.sum())
+    features = ["top"]
+    if length_known >= MIN_KNOWN:
+        features.append("length")
+    if latency_known >= MIN_KNOWN:
+        features += ["latency", "slow_top"]
+    user = None
+    if clustered:
+        _, inverse = np.unique(np.array(cols[3], dtype=object)[keep], return_inverse=True)
+        user = np.asarray(inverse, dtype=np.int64).ravel()
+    cc = group_contextual(
+        a[keep],
+        b[keep],
+        outcome,
+        np.column_stack([columns[f] for f in features]),
+        models=overall.models,
+        feature_names=features,
+        user=user,
+        bins=BINS,
+    )
+    present = anchor is not None and anchor in overall.models
+    fit = fit_contextual(
+        cc,
+        anchor=anchor if present else None,
+        anchor_value=anchor_value,
+        shown=sorted(shown),
+        clustered=clustered,
+    )
+    return ControlledBoard(
+        fit=fit,
+        battles=n,
+        length_known=length_known,
+        latency_known=latency_known,
+        max_battles=limit,
+        capped=capped,
+    )
+
+
+VIEWS = ("plain", "controlled")
+
+
+def controlled_rows(rows: list[dict]) -> list[dict]:
+    """Board rows as the controlled view shows them: `rating`, the interval and `rank` are
+    the controlled fit's (so the table, its sort and the filters work unchanged), the
+    plain ones kept as `plain_rating` / `plain_rank`; ordered by controlled rank."""
+    out = [
+        {
+            **r,
+            "plain_rank": r["rank"],
+            "plain_rating": r["rating"],
+            "rank": r.get("controlled_rank"),
+            "rating": r.get("controlled_rating"),
+            "ci_lower": r.get("controlled_ci_lower"),
+            "ci_upper": r.get("controlled_ci_upper"),
+            "rank_change": None
+            if r.get("controlled_rank") is None or r["rank"] is None
+            else r["rank"] - r["controlled_rank"],
+        }
+        for r in rows
+    ]
+    far = float("inf")
+    return sorted(out, key=lambda r: (r["rank"] or far, -(r["rating"] or -far)))
