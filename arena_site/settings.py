@@ -321,6 +321,9 @@ ARENA_IGNORED_WINDOW_MINUTES = env.int("ARENA_IGNORED_WINDOW_MINUTES", default=6
 # N most recently stored non-excluded battles, so the recompute's cost stays bounded
 # (0 = no controlled board).
 ARENA_CONTROLLED_MAX_BATTLES = env.int("ARENA_CONTROLLED_MAX_BATTLES", default=200_000)
+# ...and a controlled fit younger than this is reused by the next recomputes (0 = refit on
+# every recompute; `recompute_leaderboard --full` always refits).
+ARENA_CONTROLLED_REFIT_SECONDS = env.int("ARENA_CONTROLLED_REFIT_SECONDS", default=900)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.

@@ -21,17 +21,27 @@ one (today most battles have no lengths) and make the side-by-side comparison me
 The cost: a model's unknown-length battles are not corrected for length. The board says
 how many battles had each covariate. A covariate known for fewer than `MIN_KNOWN` battles
 is left out of the fit (its coefficient would be the ridge's zero with no information).
+
+Reuse. Reading and fitting the per-battle rows costs seconds at the default cap, far more
+than the incremental count refresh, while its coefficients move slowly; a fit younger than
+`ARENA_CONTROLLED_REFIT_SECONDS` over the same models and settings is reused (kept in the
+cache, which a full recompute bypasses), and the board says when it was fitted.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
+from django.utils import timezone
 
 from analysis.bradley_terry import SCALE
 from analysis.contextual import ContextualFit, fit_contextual
@@ -40,6 +50,8 @@ from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
 
+log = logging.getLogger(__name__)
+CACHE_KEY = "lb:controlled-fit"
 MIN_KNOWN = 200  # battles with a covariate known before it enters the fit
 BINS = 3  # quantile bins per covariate (analysis.contextual_data: 0.03 se from per-battle)
 _OUTCOMES = {
@@ -71,6 +83,7 @@ class ControlledBoard:
     latency_known: int
     max_battles: int
     capped: bool  # more battles were stored than were read
+    fitted_at: datetime = field(default_factory=timezone.now)
 
     def coefficients(self) -> list[dict[str, Any]]:
         """Each covariate's effect in log-odds and points, with its 95% interval, and the
@@ -106,6 +119,7 @@ class ControlledBoard:
             "clusters": fit.clusters,
             "converged": fit.converged,
             "scale_label": fit.scale_label[:300],
+            "fitted_at": self.fitted_at.isoformat(),
         }
 
 
@@ -128,6 +142,23 @@ def _float(values: tuple) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
+def _reuse_key(**inputs: Any) -> str:
+    return hashlib.sha256(repr(sorted(inputs.items())).encode()).hexdigest()
+
+
+def _recent_fit(key: str) -> ControlledBoard | None:
+    try:
+        kept = cache.get(CACHE_KEY)
+    except Exception:  # the cache away: fit afresh
+        log.warning("Cache unavailable; fitting the controlled board afresh", exc_info=True)
+        return None
+    if not kept or kept.get("key") != key:
+        return None
+    board = kept.get("board")
+    age = (timezone.now() - board.fitted_at).total_seconds() if board else None
+    return board if age is not None and age < settings.ARENA_CONTROLLED_REFIT_SECONDS else None
+
+
 def controlled_board(
     *,
     overall: GroupedCounts,
@@ -137,12 +168,56 @@ def controlled_board(
     shown: Collection[str],
     clustered: bool,
     max_battles: int | None = None,
+    refit: bool = False,
 ) -> ControlledBoard | None:
     """The controlled fit over the models of `overall` (the plain overall board's counts);
-    None when off (`ARENA_CONTROLLED_MAX_BATTLES` = 0) or there are no battles to fit."""
+    None when off (`ARENA_CONTROLLED_MAX_BATTLES` = 0) or there are no battles to fit.
+    A recent fit on the same models and settings is reused unless `refit`."""
     limit = settings.ARENA_CONTROLLED_MAX_BATTLES if max_battles is None else max_battles
     if limit <= 0 or not overall.total:
         return None
+    key = _reuse_key(
+        models=overall.models,
+        shown=sorted(shown),
+        anchor=anchor,
+        anchor_value=anchor_value,
+        clustered=clustered,
+        limit=limit,
+        merges=sorted(merge_targets().items()),
+    )
+    if not refit and settings.ARENA_CONTROLLED_REFIT_SECONDS > 0:
+        recent = _recent_fit(key)
+        if recent is not None:
+            return recent
+    board = _fit(
+        overall=overall,
+        keys=keys,
+        anchor=anchor,
+        anchor_value=anchor_value,
+        shown=shown,
+        clustered=clustered,
+        limit=limit,
+    )
+    if board is not None and settings.ARENA_CONTROLLED_REFIT_SECONDS > 0:
+        try:
+            cache.set(
+                CACHE_KEY, {"key": key, "board": board}, settings.ARENA_CONTROLLED_REFIT_SECONDS
+            )
+        except Exception:
+            log.warning("Cache unavailable; the controlled fit is not kept", exc_info=True)
+    return board
+
+
+def _fit(
+    *,
+    overall: GroupedCounts,
+    keys: dict[int, str],
+    anchor: str | None,
+    anchor_value: float,
+    shown: Collection[str],
+    clustered: bool,
+    limit: int,
+) -> ControlledBoard | None:
     rows, capped = _read(limit)
     if not rows:
         return None

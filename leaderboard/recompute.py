@@ -94,9 +94,11 @@ def fit_slices(
     progress: Callable[[list], Iterable] = lambda jobs: jobs,
     *,
     shown: Collection[str] | None = None,
+    refit: bool = True,
 ) -> list[SliceResult]:
     """Fit the overall board and every slice with enough battles. `progress` wraps the list
-    of slices to fit (for a progress bar). `shown`: keys of the models the board shows
+    of slices to fit (for a progress bar). `refit`: fit the controlled board afresh rather
+    than reuse a recent fit (leaderboard/controlled.py). `shown`: keys of the models the board shows
     (default: the public ones); the mean of those in each slice's core holds its scale, so
     a model the board does not show cannot move the others."""
     anchor = config.anchor.key if config.anchor is not None else None
@@ -147,7 +149,9 @@ def fit_slices(
                     fit(rated, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
                     adjusted=adjusted,
                     counts=overall,
-                    controlled=_controlled(overall, keys, config, shown_keys, bool(clustered)),
+                    controlled=_controlled(
+                        overall, keys, config, shown_keys, bool(clustered), refit=refit
+                    ),
                 )
             )
         else:
@@ -162,11 +166,13 @@ def _controlled(
     config: RatingConfig,
     shown: list[str],
     clustered: bool,
+    refit: bool,
 ) -> ControlledBoard | None:
     """The controlled board, or None. An extra beside the plain board: a failure of its fit
     is logged and the plain board is still published (without the controlled view)."""
     try:
         return controlled_board(
+            refit=refit,
             overall=overall,
             keys=keys,
             anchor=config.anchor.key if config.anchor is not None else None,
@@ -376,7 +382,7 @@ def recompute(
         keys = dict(ArenaModel.objects.values_list("id", "key"))
         # One read of who is shown, for both the scale (fit) and the ranks (publish).
         public = public_models()
-        results = fit_slices(cells, config, keys, progress, shown=public.values())
+        results = fit_slices(cells, config, keys, progress, shown=public.values(), refit=full)
         t_fit = time.perf_counter() - started - t_agg
         snapshot = publish(
             results=results,

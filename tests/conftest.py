@@ -39,6 +39,13 @@ def _no_vote_triggered_recompute(request):
 
 
 @pytest.fixture(autouse=True)
+def _controlled_fit_every_recompute(request):
+    # Each recompute in a test fits its own controlled board (reuse: test_controlled_board).
+    if _django(request):
+        request.getfixturevalue("settings").ARENA_CONTROLLED_REFIT_SECONDS = 0
+
+
+@pytest.fixture(autouse=True)
 def _clean_cache(request):
     if not _django(request):
         yield

@@ -254,3 +254,24 @@ def test_a_failing_controlled_fit_still_publishes_the_plain_board(arena, monkeyp
     rows = SnapshotRow.objects.filter(slice__snapshot=snapshot, slice__key="overall")
     assert rows.filter(rating__isnull=False).count() == len(RATINGS)
     assert not rows.filter(controlled_rating__isnull=False).exists()
+
+
+def test_a_recent_controlled_fit_is_reused_until_it_is_old_or_a_full_recompute(
+    arena, settings
+):
+    settings.ARENA_CONTROLLED_REFIT_SECONDS = 3600
+    first = _controlled(recompute(trigger="test"))
+    # Newer battles (the first 500 again, stored later): the plain board moves, the reused
+    # controlled fit does not, and says when it was fitted.
+    Battle.objects.bulk_create(
+        [
+            Battle(**{**row, "id": None, "pair_id": f"again-{i}", "content_hash": f"{i:064x}"})
+            for i, row in enumerate(Battle.objects.order_by("id").values()[:500])
+        ]
+    )
+    second = recompute(trigger="test")
+    assert _controlled(second) == first
+    full = _controlled(recompute(trigger="test", full=True))
+    assert full["fitted_at"] > first["fitted_at"] and full["battles"] == first["battles"] + 500
+    settings.ARENA_CONTROLLED_REFIT_SECONDS = 0
+    assert _controlled(recompute(trigger="test"))["fitted_at"] > full["fitted_at"]
