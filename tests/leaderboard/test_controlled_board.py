@@ -256,9 +256,7 @@ def test_a_failing_controlled_fit_still_publishes_the_plain_board(arena, monkeyp
     assert not rows.filter(controlled_rating__isnull=False).exists()
 
 
-def test_a_recent_controlled_fit_is_reused_until_it_is_old_or_a_full_recompute(
-    arena, settings
-):
+def test_a_recent_controlled_fit_is_reused_until_it_is_old_or_a_full_recompute(arena, settings):
     settings.ARENA_CONTROLLED_REFIT_SECONDS = 3600
     first = _controlled(recompute(trigger="test"))
     # Newer battles (the first 500 again, stored later): the plain board moves, the reused
