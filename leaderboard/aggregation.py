@@ -133,14 +133,26 @@ def _engine_outcomes(stored: tuple) -> np.ndarray:
     return outcome_map[np.array(stored, dtype=np.int64)]
 
 
+def _lookup(mapping: dict[int, int], ids: np.ndarray, *, default: int | None = None) -> np.ndarray:
+    """`mapping[id]` for each model id (`default`, or the id itself, where absent), as one
+    array index: model ids are small integers, and a per-element Python call cost seconds
+    on a million rows."""
+    if not len(ids):
+        return ids
+    size = int(max(ids.max(), max(mapping, default=0))) + 1
+    table = np.arange(size, dtype=np.int64) if default is None else np.full(size, default)
+    if mapping:
+        table[np.fromiter(mapping, dtype=np.int64)] = np.fromiter(mapping.values(), dtype=np.int64)
+    return table[ids]
+
+
 def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Model ids with merged keys counted for their target model. A battle between the two
     becomes a self-battle and carries no information: callers drop it."""
     target = merge_targets()
     if not len(a) or not target:
         return a, b
-    remap = np.vectorize(lambda pk: target.get(pk, pk), otypes=[np.int64])
-    return remap(a), remap(b)
+    return _lookup(target, a), _lookup(target, b)
 
 
 def _scan_battles() -> BattleCells:
@@ -213,7 +225,7 @@ def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCoun
     the slices' boards keep independent-vote intervals.
     """
     if incremental.enabled():
-        rows = incremental.read_user_cells()
+        rows = incremental.read_user_cells()  # users as integers (DayUserCell.user_key)
     else:
         table = Battle._meta.db_table
         with connection.cursor() as cursor:
@@ -226,10 +238,10 @@ def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCoun
     a, b = _merged(np.array(cols[1], dtype=np.int64), np.array(cols[2], dtype=np.int64))
     # Model id -> index in `overall` (-1: not on it, e.g. under the vote minimum).
     position = {pk: overall.models.index(key) for pk, key in keys.items() if key in overall.models}
-    lookup = np.vectorize(lambda pk: position.get(pk, -1), otypes=[np.int64])
-    ia, ib = (lookup(a), lookup(b)) if len(a) else (a, b)
+    ia, ib = _lookup(position, a, default=-1), _lookup(position, b, default=-1)
     keep = (ia >= 0) & (ib >= 0) & (ia != ib)
-    _, user_index = np.unique(np.array(cols[0], dtype=object)[keep], return_inverse=True)
+    users = np.array(cols[0], dtype=np.int64 if incremental.enabled() else object)
+    _, user_index = np.unique(users[keep], return_inverse=True)
     return GroupedCounts(
         models=overall.models,
         a=ia[keep],

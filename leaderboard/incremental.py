@@ -5,7 +5,7 @@ aggregation.py). Four tables hold the counts (leaderboard/models.py): per UTC da
 (`DayCell`, `DayUserCell`) and their sums over all days (`CellTotal`, `UserCellTotal`),
 which is what a recompute reads. A trigger on the battle table appends, for every statement
 that inserts, changes or deletes battles, the days it touched to `BattleMark` (migration
-0011), in the writer's own transaction.
+0012), in the writer's own transaction.
 
 `refresh()` re-aggregates only the marked days: it deletes the marks it can see (those of
 committed transactions) and, for each of their days, takes the day's old counts off the
@@ -42,6 +42,8 @@ ALL, SOURCE = "all", "source"  # the overall counts; simulated vs other battles
 _BATTLE = Battle._meta.db_table
 _DAY = "(received_at AT TIME ZONE 'UTC')::date"
 _SOURCE_VALUE = "(CASE WHEN source = 'simulated' THEN 'simulated' ELSE 'other' END)"
+# A battle's user as a 60-bit integer (see DayUserCell.user_key).
+USER_KEY = "('x' || substr(md5(user_hash), 1, 15))::bit(60)::bigint"
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class _Cells(_Table):
 class _Users(_Table):
     def count_sql(self, where: str, *, by_day: bool) -> str:
         day = f"{_DAY}, " if by_day else ""
-        cols = "user_hash, model_a_id, model_b_id, outcome"
+        cols = f"{USER_KEY}, model_a_id, model_b_id, outcome"
         return (
             f"SELECT {day}{cols}, COUNT(*) FROM {_BATTLE} WHERE NOT excluded AND {where} "
             f"GROUP BY {day}{cols}"
@@ -102,7 +104,7 @@ CELLS = _Cells(
 USERS = _Users(
     DayUserCell._meta.db_table,
     UserCellTotal._meta.db_table,
-    ("user_hash", "model_a", "model_b", "outcome"),
+    ("user_key", "model_a", "model_b", "outcome"),
 )
 
 
@@ -235,13 +237,13 @@ def read_cells() -> tuple[list[tuple], int]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {CELLS.columns}, count FROM {CELLS.total_table}")
         rows = cursor.fetchall()
-        cursor.execute(f"SELECT COUNT(DISTINCT user_hash) FROM {USERS.total_table}")
+        cursor.execute(f"SELECT COUNT(DISTINCT user_key) FROM {USERS.total_table}")
         users = int(cursor.fetchone()[0])
     return rows, users
 
 
 def read_user_cells() -> list[tuple]:
-    """Rows of (user_hash, A, B, outcome, count) from the totals."""
+    """Rows of (user key, A, B, outcome, count) from the totals."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {USERS.columns}, count FROM {USERS.total_table}")
         return cursor.fetchall()

@@ -228,20 +228,23 @@ class DayUserCell(models.Model):
     """Non-excluded battles of one UTC day per (user, A, B, outcome), for clustered intervals."""
 
     day = models.DateField(db_index=True)
-    user_hash = models.CharField(max_length=64)
+    # 60 bits of md5(user_hash) (incremental.USER_KEY): an integer groups and sorts many
+    # times faster than the 64-character pseudonym; a collision between two of a million
+    # users (odds ~1e-6) would only merge two clusters of the clustered intervals.
+    user_key = models.BigIntegerField()
     model_a = models.IntegerField()
     model_b = models.IntegerField()
     outcome = models.PositiveSmallIntegerField()
     count = models.PositiveIntegerField()
 
     def __str__(self) -> str:
-        return f"{self.day} {self.user_hash[:8]} {self.model_a}-{self.model_b}: {self.count}"
+        return f"{self.day} user {self.user_key} {self.model_a}-{self.model_b}: {self.count}"
 
 
 class UserCellTotal(models.Model):
     """The sum of DayUserCell over all days."""
 
-    user_hash = models.CharField(max_length=64)
+    user_key = models.BigIntegerField()
     model_a = models.IntegerField()
     model_b = models.IntegerField()
     outcome = models.PositiveSmallIntegerField()
@@ -250,7 +253,7 @@ class UserCellTotal(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["user_hash", "model_a", "model_b", "outcome"], name="user_cell_total_key"
+                fields=["user_key", "model_a", "model_b", "outcome"], name="user_cell_total_key"
             )
         ]
         indexes = [
@@ -258,7 +261,7 @@ class UserCellTotal(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user_hash[:8]} {self.model_a}-{self.model_b}: {self.count}"
+        return f"user {self.user_key} {self.model_a}-{self.model_b}: {self.count}"
 
 
 class BattleMark(models.Model):

@@ -8,6 +8,7 @@ incrementally and compares them with a count of the battles done here in Python.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import random
@@ -47,11 +48,16 @@ def truth_cells() -> Counter:
     return out
 
 
+def user_key(user_hash: str) -> int:
+    """The maintained tables' user key, computed here: 60 bits of md5(user_hash)."""
+    return int(hashlib.md5(user_hash.encode()).hexdigest()[:15], 16)
+
+
 def truth_users() -> Counter:
     rows = Battle.objects.filter(excluded=False).values_list(
         "user_hash", "model_a_id", "model_b_id", "outcome"
     )
-    return Counter(rows)
+    return Counter((user_key(u), a, b, o) for u, a, b, o in rows)
 
 
 def maintained() -> tuple[Counter, Counter]:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0011_count_tables'),
+        ('leaderboard', '0010_rating_intervals'),
     ]
 
     operations = [

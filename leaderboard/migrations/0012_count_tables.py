@@ -49,8 +49,8 @@ def _on_postgres(sql):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0010_rating_intervals'),
-        ('ingest', '0003_core_and_catalogue_apps'),
+        ('leaderboard', '0011_controlled_board'),
+        ('ingest', '0004_completion_lengths'),
     ]
 
     operations = [
@@ -90,7 +90,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('day', models.DateField(db_index=True)),
-                ('user_hash', models.CharField(max_length=64)),
+                ('user_key', models.BigIntegerField()),
                 ('model_a', models.IntegerField()),
                 ('model_b', models.IntegerField()),
                 ('outcome', models.PositiveSmallIntegerField()),
@@ -117,7 +117,7 @@ class Migration(migrations.Migration):
             name='UserCellTotal',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('user_hash', models.CharField(max_length=64)),
+                ('user_key', models.BigIntegerField()),
                 ('model_a', models.IntegerField()),
                 ('model_b', models.IntegerField()),
                 ('outcome', models.PositiveSmallIntegerField()),
@@ -125,7 +125,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'indexes': [models.Index(condition=models.Q(('count', 0)), fields=['count'], name='user_cell_total_empty')],
-                'constraints': [models.UniqueConstraint(fields=('user_hash', 'model_a', 'model_b', 'outcome'), name='user_cell_total_key')],
+                'constraints': [models.UniqueConstraint(fields=('user_key', 'model_a', 'model_b', 'outcome'), name='user_cell_total_key')],
             },
         ),
         migrations.RunPython(_on_postgres(TRIGGERS), _on_postgres(DROP_TRIGGERS)),
