@@ -346,6 +346,11 @@ SERVING_SUBSTITUTE_MIN_SECONDS = env.float("SERVING_SUBSTITUTE_MIN_SECONDS", def
 SERVING_MAX_OUTPUT_TOKENS = env.int("SERVING_MAX_OUTPUT_TOKENS", default=1024)
 SERVING_DB_THREADS = env.int("SERVING_DB_THREADS", default=0 if EMBEDDED else 4)
 SERVING_FIT_INTERVAL_SECONDS = env.int("SERVING_FIT_INTERVAL_SECONDS", default=300)
+# Slice fits of a recompute shared with idle workers (leaderboard/fanout.py); a worker's
+# claim on a slice lapses after this many seconds without a result (it died).
+RECOMPUTE_FAN_OUT = env.bool("RECOMPUTE_FAN_OUT", default=True)
+RECOMPUTE_SLICE_CLAIM_SECONDS = env.int("RECOMPUTE_SLICE_CLAIM_SECONDS", default=120)
+
 CELERY_BEAT_SCHEDULE = {
     "recompute-leaderboard": {
         "task": "leaderboard.tasks.recompute_leaderboard",

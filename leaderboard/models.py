@@ -228,9 +228,9 @@ class DayUserCell(models.Model):
     """Non-excluded battles of one UTC day per (user, A, B, outcome), for clustered intervals."""
 
     day = models.DateField(db_index=True)
-    # 60 bits of md5(user_hash) (incremental.USER_KEY): an integer groups and sorts many
+    # A 64-bit hash of user_hash (incremental.USER_KEY): an integer groups and sorts many
     # times faster than the 64-character pseudonym; a collision between two of a million
-    # users (odds ~1e-6) would only merge two clusters of the clustered intervals.
+    # users (odds ~3e-8) would only merge two clusters of the clustered intervals.
     user_key = models.BigIntegerField()
     model_a = models.IntegerField()
     model_b = models.IntegerField()
@@ -281,6 +281,7 @@ class AggregationState(models.Model):
     """One row: how far the maintained counts are up to date."""
 
     built = models.BooleanField(default=False)
+    cells = models.PositiveIntegerField(default=0)  # CellTotal rows after the last refresh
     refreshed_at = models.DateTimeField(null=True)
     rebuilt_at = models.DateTimeField(null=True)
     reconciled_at = models.DateTimeField(null=True)

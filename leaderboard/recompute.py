@@ -13,7 +13,6 @@ recompute lease and so knows nobody else is running, marks such rows failed
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import time
@@ -27,13 +26,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from analysis.grouping import GroupedCounts
-from analysis.leaderboard import Leaderboard, compute_leaderboard
+from analysis.leaderboard import Leaderboard
 from analysis.ranks import rank_ub
 from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
 
+from . import fanout
 from .aggregation import DIMENSIONS, BattleCells, aggregate, overall_by_user
 from .controlled import ControlledBoard, controlled_board
+from .fanout import SliceJob
+from .fitting import FitSettings, fit_board
 from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
@@ -55,6 +57,7 @@ class SliceResult:
     adjusted: Leaderboard | None = None
     counts: GroupedCounts | None = None  # kept for the overall board only
     controlled: ControlledBoard | None = None  # overall board only (leaderboard.controlled)
+    fitted_by: str = "recompute"  # or the worker that fitted it (leaderboard/fanout.py)
 
 
 def _num(x: float) -> float | None:
@@ -103,60 +106,68 @@ def fit_slices(
     a model the board does not show cannot move the others."""
     anchor = config.anchor.key if config.anchor is not None else None
     shown_keys = sorted(public_models().values() if shown is None else shown)
-
-    def fit(
-        counts, rounds: int, position_bias: bool = False, robustness_pairs: int = 0
-    ) -> Leaderboard:
-        present = anchor in counts.models
-        board = compute_leaderboard(
-            counts,
-            rounds=rounds,
-            anchor=anchor if present else None,
-            position_bias=position_bias,
-            method=config.method,  # type: ignore[arg-type]  # the field's choices
-            seed=int(config.seed),
-            anchor_value=config.anchor_value,
-            shown=shown_keys,
-            robustness_pairs=robustness_pairs,
-        )
-        if anchor is not None and not present:
-            # No battles of the anchor here: say so, as the engine does for an unrated one.
-            board = dataclasses.replace(
-                board,
-                anchor=anchor,
-                scale_label=f"{board.scale_label} ({anchor} is not rated here)",
-            )
-        return board
-
-    jobs: list[tuple[str, str, str, np.ndarray | None]] = [(OVERALL, OVERALL, "", None)]
+    fit_settings = FitSettings(
+        anchor=anchor,
+        anchor_value=config.anchor_value,
+        method=config.method,
+        seed=int(config.seed),
+        shown=tuple(shown_keys),
+    )
+    jobs: list[tuple[str, str, str]] = []
+    slice_jobs: list[SliceJob] = []
     for dim in DIMENSIONS:
         for value in cells.values(dim):
             mask = cells.mask(dim, value)
             if int(cells.count[mask].sum()) >= config.slice_min_battles:
-                jobs.append((f"{dim}:{value}", dim, str(value), mask))
-    results = []
-    for key, dim, value, mask in progress(jobs):
-        if mask is None:
-            overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
-            adjusted = fit(overall, config.rounds, position_bias=True) if overall.total else None
-            clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
-            rated = overall_by_user(overall, keys) if clustered else overall
-            results.append(
-                SliceResult(
-                    key,
-                    dim,
-                    value,
-                    fit(rated, config.rounds, robustness_pairs=ROBUSTNESS_PAIRS),
-                    adjusted=adjusted,
-                    counts=overall,
-                    controlled=_controlled(
-                        overall, keys, config, shown_keys, bool(clustered), refit=refit
-                    ),
-                )
+                key = f"{dim}:{value}"
+                jobs.append((key, dim, str(value)))
+                counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
+                slice_jobs.append(SliceJob(key, counts, config.slice_rounds))
+    results: list[SliceResult] = []
+
+    def fit_overall() -> None:
+        overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
+        adjusted = (
+            fit_board(overall, settings=fit_settings, rounds=config.rounds, position_bias=True)
+            if overall.total
+            else None
+        )
+        clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
+        rated = overall_by_user(overall, keys) if clustered else overall
+        board = fit_board(
+            rated,
+            settings=fit_settings,
+            rounds=config.rounds,
+            robustness_pairs=ROBUSTNESS_PAIRS,
+        )
+        controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)
+        results.append(
+            SliceResult(
+                OVERALL,
+                OVERALL,
+                "",
+                board,
+                adjusted=adjusted,
+                counts=overall,
+                controlled=controlled,
             )
-        else:
-            counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
-            results.append(SliceResult(key, dim, value, fit(counts, config.slice_rounds)))
+        )
+
+    if fanout.enabled():
+        boards, fitted_by = fanout.fit_shared(
+            slice_jobs, fit_settings=fit_settings, meanwhile=fit_overall
+        )
+        helpers = sum(1 for who in fitted_by.values() if who != "recompute")
+        log.info("%d slices fitted, %d of them by other workers", len(slice_jobs), helpers)
+    else:
+        fit_overall()
+        boards, fitted_by = {}, {}
+        for job in progress(slice_jobs):
+            boards[job.key] = fit_board(job.counts, settings=fit_settings, rounds=job.rounds)
+    for key, dim, value in jobs:
+        results.append(
+            SliceResult(key, dim, value, boards[key], fitted_by=fitted_by.get(key, "recompute"))
+        )
     return results
 
 

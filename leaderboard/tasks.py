@@ -20,7 +20,7 @@ from core.locks import held, single_flight
 from core.redis_client import REDIS_ERRORS
 from ingest.triggers import PENDING_KEY
 
-from . import incremental
+from . import fanout, incremental
 from .models import Snapshot
 from .recompute import DIED, mark_dead_runs, recompute
 
@@ -122,3 +122,9 @@ def reconcile_counts() -> dict | None:
             return None
         done = incremental.reconcile()
     return {"days": len(done.days), "mismatched": done.mismatched, "rebuilt": done.full}
+
+
+@shared_task(acks_late=False)
+def fit_slice(run: str, slice_key: str) -> bool:
+    """Help a running recompute: fit one of its slices if nobody has (leaderboard/fanout.py)."""
+    return fanout.fit_slice_task(run, slice_key)

@@ -39,6 +39,14 @@ def _no_vote_triggered_recompute(request):
 
 
 @pytest.fixture(autouse=True)
+def _slices_fitted_in_process(request):
+    # A recompute would otherwise enqueue a fit_slice task per slice into the test broker
+    # for workers that are not there (the fan-out is tested in test_fanout).
+    if _django(request):
+        request.getfixturevalue("settings").RECOMPUTE_FAN_OUT = False
+
+
+@pytest.fixture(autouse=True)
 def _controlled_fit_every_recompute(request):
     # Each recompute in a test fits its own controlled board (reuse: test_controlled_board).
     if _django(request):
