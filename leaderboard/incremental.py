@@ -34,7 +34,15 @@ from django.utils import timezone
 
 from ingest.models import Battle
 
-from .models import AggregationState, BattleMark, CellTotal, DayCell, DayUserCell, UserCellTotal
+from .models import (
+    AggregationState,
+    BattleMark,
+    CellTotal,
+    DayCell,
+    DayUserCell,
+    UserCellTotal,
+    UserTotal,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +68,9 @@ class _Table:
     day_table: str
     total_table: str
     keys: tuple[str, ...]
+    # (table, keys): totals by fewer keys, kept alongside (the number of distinct users is a
+    # COUNT(*) of UserTotal, not a COUNT(DISTINCT) over millions of per-user cells).
+    rollups: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def columns(self) -> str:
@@ -107,6 +118,7 @@ USERS = _Users(
     DayUserCell._meta.db_table,
     UserCellTotal._meta.db_table,
     ("user_key", "model_a", "model_b", "outcome"),
+    rollups=((UserTotal._meta.db_table, ("user_key",)),),
 )
 
 
@@ -138,29 +150,34 @@ def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
     return f"({clause})", params
 
 
+def _add_day_rows(cursor, table: str, keys: tuple[str, ...], day_table: str, days, sign: str):
+    """Add (sign "") or take off (sign "-") the day rows of `days` to `table` by `keys`."""
+    cols = ", ".join(keys)
+    cursor.execute(
+        f"INSERT INTO {table} ({cols}, count) SELECT {cols}, {sign}SUM(count) FROM {day_table} "
+        f"WHERE day = ANY(%s) GROUP BY {cols} "
+        f"ON CONFLICT ({cols}) DO UPDATE SET count = {table}.count + EXCLUDED.count",
+        [days],
+    )
+
+
 def _count_days(cursor, table: _Table, days: list[date]) -> None:
     """Replace the counts of `days` by a fresh count of their battles, totals adjusted."""
     if not days:
         return
     where, params = _day_ranges(days)
-    keys, day_t, total_t = table.columns, table.day_table, table.total_table
-    upsert = f"ON CONFLICT ({keys}) DO UPDATE SET count = {total_t}.count + EXCLUDED.count"
+    totals = ((table.total_table, table.keys), *table.rollups)
+    for total, keys in totals:
+        _add_day_rows(cursor, total, keys, table.day_table, days, "-")
+    cursor.execute(f"DELETE FROM {table.day_table} WHERE day = ANY(%s)", [days])
     cursor.execute(
-        f"INSERT INTO {total_t} ({keys}, count) SELECT {keys}, -SUM(count) FROM {day_t} "
-        f"WHERE day = ANY(%s) GROUP BY {keys} {upsert}",
-        [days],
-    )
-    cursor.execute(f"DELETE FROM {day_t} WHERE day = ANY(%s)", [days])
-    cursor.execute(
-        f"INSERT INTO {day_t} (day, {keys}, count) {table.count_sql(where, by_day=True)}",
+        f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
+        f"{table.count_sql(where, by_day=True)}",
         params,
     )
-    cursor.execute(
-        f"INSERT INTO {total_t} ({keys}, count) SELECT {keys}, SUM(count) FROM {day_t} "
-        f"WHERE day = ANY(%s) GROUP BY {keys} {upsert}",
-        [days],
-    )
-    cursor.execute(f"DELETE FROM {total_t} WHERE count = 0")
+    for total, keys in totals:
+        _add_day_rows(cursor, total, keys, table.day_table, days, "")
+        cursor.execute(f"DELETE FROM {total} WHERE count = 0")
 
 
 def _rebuild_tables(cursor) -> None:
@@ -174,6 +191,13 @@ def _rebuild_tables(cursor) -> None:
             f"INSERT INTO {table.total_table} ({table.columns}, count) "
             f"SELECT {table.columns}, SUM(count) FROM {table.day_table} GROUP BY {table.columns}"
         )
+        for rollup, keys in table.rollups:
+            cols = ", ".join(keys)
+            cursor.execute(f"TRUNCATE {rollup}")
+            cursor.execute(
+                f"INSERT INTO {rollup} ({cols}, count) "
+                f"SELECT {cols}, SUM(count) FROM {table.total_table} GROUP BY {cols}"
+            )
 
 
 def _emptied(state: AggregationState) -> bool:
@@ -216,7 +240,16 @@ def _mismatches(cursor, table: _Table) -> int:
         f"EXCEPT ALL {full}) UNION ALL ({full} EXCEPT ALL "
         f"SELECT {table.columns}, count FROM {table.total_table})) AS diff"
     )
-    return int(cursor.fetchone()[0])
+    differ = int(cursor.fetchone()[0])
+    for rollup, keys in table.rollups:
+        cols = ", ".join(keys)
+        sums = f"SELECT {cols}, SUM(count) FROM {table.total_table} GROUP BY {cols}"
+        cursor.execute(
+            f"SELECT COUNT(*) FROM ((SELECT {cols}, count FROM {rollup} EXCEPT ALL {sums}) "
+            f"UNION ALL ({sums} EXCEPT ALL SELECT {cols}, count FROM {rollup})) AS diff"
+        )
+        differ += int(cursor.fetchone()[0])
+    return differ
 
 
 def reconcile() -> Refresh:
@@ -246,7 +279,7 @@ def read_cells() -> tuple[list[tuple], int]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {CELLS.columns}, count FROM {CELLS.total_table}")
         rows = cursor.fetchall()
-        cursor.execute(f"SELECT COUNT(DISTINCT user_key) FROM {USERS.total_table}")
+        cursor.execute(f"SELECT COUNT(*) FROM {UserTotal._meta.db_table}")
         users = int(cursor.fetchone()[0])
     return rows, users
 

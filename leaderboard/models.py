@@ -264,6 +264,19 @@ class UserCellTotal(models.Model):
         return f"user {self.user_key} {self.model_a}-{self.model_b}: {self.count}"
 
 
+class UserTotal(models.Model):
+    """Non-excluded battles per user (UserCellTotal summed): one row per user."""
+
+    user_key = models.BigIntegerField(unique=True)
+    count = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["count"], condition=Q(count=0), name="user_total_empty")]
+
+    def __str__(self) -> str:
+        return f"user {self.user_key}: {self.count}"
+
+
 class BattleMark(models.Model):
     """A day whose battles a transaction inserted, changed or deleted (written by a trigger).
 

@@ -25,6 +25,7 @@ ALTER TABLE leaderboard_daycell SET UNLOGGED;
 ALTER TABLE leaderboard_celltotal SET UNLOGGED;
 ALTER TABLE leaderboard_dayusercell SET UNLOGGED;
 ALTER TABLE leaderboard_usercelltotal SET UNLOGGED;
+ALTER TABLE leaderboard_usertotal SET UNLOGGED;
 CREATE TRIGGER leaderboard_mark_insert AFTER INSERT ON ingest_battle
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION leaderboard_mark_new_days();
 CREATE TRIGGER leaderboard_mark_update_new AFTER UPDATE ON ingest_battle
@@ -45,6 +46,7 @@ ALTER TABLE leaderboard_daycell SET LOGGED;
 ALTER TABLE leaderboard_celltotal SET LOGGED;
 ALTER TABLE leaderboard_dayusercell SET LOGGED;
 ALTER TABLE leaderboard_usercelltotal SET LOGGED;
+ALTER TABLE leaderboard_usertotal SET LOGGED;
 """
 
 
@@ -139,5 +141,17 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('user_key', 'model_a', 'model_b', 'outcome'), name='user_cell_total_key')],
             },
         ),
+        migrations.CreateModel(
+            name='UserTotal',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('user_key', models.BigIntegerField(unique=True)),
+                ('count', models.BigIntegerField()),
+            ],
+            options={
+                'indexes': [models.Index(condition=models.Q(('count', 0)), fields=['count'], name='user_total_empty')],
+            },
+        ),
+    
         migrations.RunPython(_on_postgres(TRIGGERS), _on_postgres(DROP_TRIGGERS)),
     ]

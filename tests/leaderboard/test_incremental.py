@@ -26,7 +26,7 @@ from ingest.models import Battle, BattleSource, Outcome
 from ingest.simulation import delete_simulated, simulate
 from leaderboard import incremental
 from leaderboard.aggregation import DIMENSIONS, aggregate
-from leaderboard.models import AggregationState, BattleMark, CellTotal
+from leaderboard.models import AggregationState, BattleMark, CellTotal, UserTotal
 from moderation.services import set_excluded
 from tests.factories import BattleFactory
 
@@ -76,6 +76,10 @@ def assert_counts_right(after: str = "") -> None:
     cells, users = maintained()
     assert cells == truth_cells(), after
     assert users == truth_users(), after
+    per_user: Counter = Counter()
+    for (user, *_), n in truth_users().items():
+        per_user[user] += n
+    assert dict(UserTotal.objects.values_list("user_key", "count")) == per_user, after
 
 
 def _vote(rng: random.Random, model_ids: list[int], *, days_ago: int = 0) -> Battle:
@@ -315,7 +319,7 @@ def test_count_tables_emptied_by_a_crash_are_rebuilt(models):
         assert cursor.fetchone()[0] == "u"
         cursor.execute(
             "TRUNCATE leaderboard_daycell, leaderboard_celltotal, leaderboard_dayusercell, "
-            "leaderboard_usercelltotal"
+            "leaderboard_usercelltotal, leaderboard_usertotal"
         )
     assert incremental.refresh().full
     assert_counts_right()
