@@ -105,7 +105,7 @@ def main() -> None:
             "",
             f"Measured {info['date']} on {machine_line(info)} by `benchmarks/bench_fanout.py` "
             "on bench_scale's last database: fitting every slice of one recompute (the "
-            "overall board with clustered intervals, the controlled board reused, 34 "
+            "overall board with clustered intervals and the controlled board, 34 "
             f"category boards), median of {args.repeats}.",
             "",
             "| workers | fitting time | slices fitted by the second worker |",
