@@ -29,14 +29,13 @@ Figures go to the section "## Scale (issue 18)" of docs/performance.md.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
+from bench_recompute import setup_django
 from common import (
     ROOT,
     GunicornConfig,
@@ -65,14 +64,6 @@ TABLES = (
     "leaderboard_usercelltotal",
     "leaderboard_battlemark",
 )
-
-
-def setup_django(args: argparse.Namespace) -> None:
-    os.environ.update(django_env(args.db, args.redis_url))
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
 
 
 def columns() -> str:
