@@ -168,3 +168,12 @@ def test_slices_stay_unweighted(arena, fast_config):
 
     assert slice_rows(plain) and slice_rows(plain) == slice_rows(weighted)
     assert _published(plain) != _published(weighted)
+
+
+def test_admin_shows_the_option_with_its_help(admin_client, db):
+    config = RatingConfig.current()
+    page = admin_client.get(f"/admin/leaderboard/ratingconfig/{config.pk}/change/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'name="weights"' in html and "Inverse sampler propensity" in html
+    assert "votes of pairs we did not serve weigh 1" in html
