@@ -89,7 +89,8 @@ def propensity_counts(
     keep = (ia >= 0) & (ib >= 0) & (ia != ib)
     count = np.array(cols[first + 3], dtype=np.int64)[keep]
     with_pi = np.array(cols[first + 4], dtype=np.int64)[keep]
-    inverse = np.array([0.0 if s is None else float(s) for s in cols[first + 5]])[keep]
+    # SUM over no stored probability is NULL: None -> nan -> 0.
+    inverse = np.nan_to_num(np.array(cols[first + 5], dtype=float))[keep]
     k = overall.n_models
     n_pairs = k * (k - 1) / 2 if k > 1 else 1.0
     users = None
