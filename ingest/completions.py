@@ -29,12 +29,20 @@ def _log_fields(completion: CompletionIn) -> dict:
         "client_version": completion.client_version,
         "served_by_us": completion.served_by_us,
         "succeeded": completion.succeeded,
+        "pair_probability": completion.pair_probability,
     }
 
 
 # Columns each writer owns when the row already exists (see the module docstring).
 CLIENT_COLUMNS = ["client_version", "file_type"]
-SERVER_COLUMNS = ["latency_ms", "served_by_us", "succeeded", "pair_id", "pair_index"]
+SERVER_COLUMNS = [
+    "latency_ms",
+    "served_by_us",
+    "succeeded",
+    "pair_id",
+    "pair_index",
+    "pair_probability",
+]
 
 
 def _upsert(logs: list[CompletionLog], *, columns: list[str]) -> None:

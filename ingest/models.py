@@ -62,6 +62,10 @@ class Battle(models.Model):
     completion_a_lines = models.PositiveIntegerField(null=True, blank=True)
     completion_b_lines = models.PositiveIntegerField(null=True, blank=True)
     client_version = models.CharField(max_length=64, blank=True)
+    # Probability with which our pair server drew this (unordered) pair, copied at ingest
+    # from the pair's CompletionLog; None for pairs we did not serve (the public extension's
+    # own server, imports, simulations). Read by the inverse-propensity board option.
+    pair_probability = models.FloatField(null=True, blank=True)
     received_at = models.DateTimeField(default=timezone.now, db_index=True)
     source = models.CharField(max_length=10, choices=BattleSource.choices)
     client = models.ForeignKey(ApiClient, null=True, blank=True, on_delete=models.SET_NULL)
@@ -133,6 +137,9 @@ class CompletionLog(models.Model):
     client_version = models.CharField(max_length=64, blank=True)
     served_by_us = models.BooleanField(default=False)
     succeeded = models.BooleanField(default=True)
+    # Served pairs only: the probability of the shown (unordered) pair under the sampler's
+    # distribution at the moment it was drawn (serving.serve); the vote copies it.
+    pair_probability = models.FloatField(null=True, blank=True)
     received_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

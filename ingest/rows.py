@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from contextlib import nullcontext
+from typing import Any
 
 import psycopg
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import OuterRef, Subquery
 
 from .labelling import label_fields
-from .models import Battle, CodeContext
+from .models import Battle, CodeContext, CompletionLog
 from .pseudonyms import pseudonymise_user
 from .votes import VoteIn
 
@@ -28,8 +30,17 @@ _TABLE = Battle._meta.db_table
 _COLUMN_LIST = ", ".join(f'"{f.column}"' for f in _FIELDS)
 # One statement, atomic on its own: a replayed pair id inserts nothing and returns no row,
 # so no savepoint is needed to survive the duplicate, even inside a caller's transaction.
+_LOG_TABLE = CompletionLog._meta.db_table
+# A vote of a pair our server drew takes the pair's sampler probability from its completion
+# log inside the INSERT itself (a scalar subquery on the indexed pair_id), so the vote stays
+# one statement. The log is written while the user looks at the pair, long before the vote.
+_PROBABILITY_SQL = (
+    f'(SELECT "pair_probability" FROM "{_LOG_TABLE}" WHERE "pair_id" = %s '
+    'AND "pair_probability" IS NOT NULL LIMIT 1)'
+)
+_VALUES = ", ".join(_PROBABILITY_SQL if f.attname == "pair_probability" else "%s" for f in _FIELDS)
 _INSERT_SQL = (
-    f'INSERT INTO "{_TABLE}" ({_COLUMN_LIST}) VALUES ({", ".join(["%s"] * len(_FIELDS))}) '
+    f'INSERT INTO "{_TABLE}" ({_COLUMN_LIST}) VALUES ({_VALUES}) '
     'ON CONFLICT ("pair_id") DO NOTHING RETURNING "id"'
 )
 _COPY_SQL = f'COPY "{_TABLE}" ({_COLUMN_LIST}) FROM STDIN'
@@ -152,7 +163,7 @@ def insert_one(row: dict, code: CodeContext | None) -> int | None:
     """Store one battle (and its code); None when its pair id is already stored."""
     if not raw_sql():
         return _insert_one_orm(row, code)
-    params = [row[c] for c in COLUMNS]
+    params = [row["pair_id"] if c == "pair_probability" else row[c] for c in COLUMNS]
     if code is None:
         return _insert_raw(params)
     with transaction.atomic():
@@ -163,8 +174,24 @@ def insert_one(row: dict, code: CodeContext | None) -> int | None:
     return battle_id
 
 
+def served_probability(pair_id: Any) -> Subquery:
+    """The sampler probability stored on the completion logs of `pair_id` (a value or an
+    OuterRef), as a subquery: NULL when we did not serve that pair."""
+    logs = CompletionLog.objects.filter(pair_id=pair_id, pair_probability__isnull=False)
+    return Subquery(logs.values("pair_probability")[:1])
+
+
+def fill_pair_probabilities(pair_ids: list[str]) -> None:
+    """Copy the served pairs' probabilities onto the battles just stored under `pair_ids`
+    (batches: one UPDATE for the batch rather than a lookup per vote)."""
+    if pair_ids:
+        Battle.objects.filter(pair_id__in=pair_ids, pair_probability__isnull=True).update(
+            pair_probability=served_probability(OuterRef("pair_id"))
+        )
+
+
 def _insert_one_orm(row: dict, code: CodeContext | None) -> int | None:
-    battle = Battle(**row)
+    battle = Battle(**{**row, "pair_probability": served_probability(row["pair_id"])})
     try:
         with transaction.atomic():
             battle.save(force_insert=True)

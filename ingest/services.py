@@ -153,5 +153,8 @@ def _insert_batch(rows: list[dict], codes: list[CodeContext | None]) -> BatchRes
                         kept.append(code)
                 if kept:
                     CodeContext.objects.bulk_create(kept, batch_size=500)
+        # Votes of pairs our server drew take its sampler probability (single votes do it
+        # in their INSERT, rows.insert_one).
+        battle_rows.fill_pair_probabilities([rows[i]["pair_id"] for i in new])
         _after_votes()
     return BatchResult(created=len(new), duplicates=len(rows) - len(new))

@@ -63,6 +63,7 @@ class CompletionIn:
     client_version: str = ""
     served_by_us: bool = False
     succeeded: bool = True
+    pair_probability: float | None = None  # served pairs: the sampler's draw probability
     prompt: str = ""
     completion: str = ""
 

@@ -19,6 +19,7 @@ class RatingConfigAdmin(AuditedAdmin):
     list_display = (
         "__str__",
         "method",
+        "weights",
         "rounds",
         "anchor",
         "anchor_value",

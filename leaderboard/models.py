@@ -22,6 +22,9 @@ class Snapshot(models.Model):
     method = models.CharField(max_length=20)
     # "clustered by N users" or "independent votes": what the overall board's intervals assumed.
     intervals = models.CharField(max_length=40, blank=True, default="")
+    # RatingConfig.weights of the overall board, and what it meant on this run's data.
+    weights = models.CharField(max_length=12, default="none")
+    weights_label = models.CharField(max_length=200, blank=True, default="")
     rounds = models.PositiveIntegerField(default=0)
     seed = models.BigIntegerField(default=0)
     anchor = models.CharField(max_length=128, blank=True)
@@ -135,6 +138,26 @@ class RatingConfig(models.Model):
             "Clustered: the overall board's intervals treat each user's votes as one unit "
             "(resampled together), which keeps 95% coverage when developers vote in bulk "
             "(docs/ratings.md); slices use independent votes."
+        ),
+    )
+
+    class Weights(models.TextChoices):
+        NONE = "none", "None (every vote weighs 1)"
+        PAIR_COUNT = "pair_count", "Inverse pair count (arena-rank)"
+        PROPENSITY = "propensity", "Inverse sampler propensity"
+
+    weights = models.CharField(
+        max_length=12,
+        choices=Weights.choices,
+        default=Weights.NONE,
+        help_text=(
+            "Vote weights of the overall board's fit (slices stay unweighted). Inverse pair "
+            "count: every pair of models gets the same total weight (1 / max(votes of the "
+            "pair, 50) per vote). Inverse sampler propensity: a vote weighs 1 / (P x the "
+            "probability our pair server drew its pair with), P = the number of pairs, so "
+            "the board targets what a uniform sampler would give; votes of pairs we did not "
+            "serve weigh 1. Costs one GROUP BY over all battles per recompute "
+            "(docs/ratings.md, 'Weights in the product')."
         ),
     )
     rounds = models.PositiveIntegerField(

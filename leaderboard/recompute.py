@@ -32,7 +32,7 @@ from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
 
 from . import fanout
-from .aggregation import DIMENSIONS, BattleCells, aggregate, overall_by_user
+from .aggregation import DIMENSIONS, BattleCells, aggregate
 from .controlled import ControlledBoard, controlled_board
 from .fanout import SliceJob
 from .fitting import FitSettings, fit_board
@@ -40,6 +40,7 @@ from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
 from .signals import snapshot_ready
+from .weighting import WeightedCounts, overall_counts
 
 log = logging.getLogger(__name__)
 OVERALL = "overall"
@@ -58,6 +59,7 @@ class SliceResult:
     counts: GroupedCounts | None = None  # kept for the overall board only
     controlled: ControlledBoard | None = None  # overall board only (leaderboard.controlled)
     fitted_by: str = "recompute"  # or the worker that fitted it (leaderboard/fanout.py)
+    weights_label: str = ""  # overall board only: the weights its fit used (weighting.py)
 
 
 def _num(x: float) -> float | None:
@@ -133,9 +135,13 @@ def fit_slices(
             else None
         )
         clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
-        rated = overall_by_user(overall, keys) if clustered else overall
+        rated = (
+            overall_counts(overall, keys, weights=config.weights, clustered=bool(clustered))
+            if overall.total
+            else WeightedCounts(overall, "none")
+        )
         board = fit_board(
-            rated,
+            rated.counts,
             settings=fit_settings,
             rounds=config.rounds,
             robustness_pairs=ROBUSTNESS_PAIRS,
@@ -150,6 +156,7 @@ def fit_slices(
                 adjusted=adjusted,
                 counts=overall,
                 controlled=controlled,
+                weights_label=rated.label,
             )
         )
 
@@ -305,6 +312,8 @@ def publish(
             "trigger": trigger,
             "method": config.method,
             "intervals": _intervals_label(results),
+            "weights": config.weights,
+            "weights_label": next((r.weights_label for r in results if r.key == OVERALL), "")[:200],
             "rounds": config.rounds if config.method == "bootstrap" else 0,
             "seed": config.seed,
             "anchor": config.anchor.key if config.anchor is not None else "",

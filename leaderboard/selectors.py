@@ -80,6 +80,8 @@ def _snapshot_meta(s: Snapshot) -> dict:
         "simulated_battles": s.simulated_battles,
         "method": s.method,
         "intervals": s.intervals,
+        "weights": s.weights,
+        "weights_label": s.weights_label,
         "bootstrap_rounds": s.rounds,
         "seed": s.seed,
         "anchor": s.anchor or None,

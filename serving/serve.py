@@ -88,6 +88,18 @@ def serve(
     return outcome
 
 
+def pair_probability(state: ServingState, probs: np.ndarray, outcome: PairOutcome) -> float | None:
+    """The sampler's probability of the shown (unordered) pair, for inverse-propensity
+    weights; None when no pair was shown. A pair completed by a substitute gets the
+    probability of drawing it directly (its true propensity is slightly higher, by the
+    share that came from failures: see docs/ratings.md, "Weights in the product")."""
+    if not outcome.ok:
+        return None
+    index = {slot.model_id: i for i, slot in enumerate(state.slots)}
+    i, j = sorted(index[side.slot.model_id] for side in outcome.sides if side is not None)
+    return float(probs[i, j])  # the matrix holds the upper triangle (i < j)
+
+
 def failure(outcome: PairOutcome) -> ServingError:
     attempt = outcome.failure
     assert attempt is not None and attempt.error is not None
@@ -125,9 +137,11 @@ def log_calls(
     privacy: str,
     file_type: str,
     shown: dict[str, tuple[str, str]],
+    probability: float | None = None,
 ) -> None:
     """One CompletionLog per provider call. ``shown`` maps the completion id of each shown
-    side to (prompt, text); only those carry code, and only Research keeps it."""
+    side to (prompt, text); only those carry code, and only Research keeps it.
+    ``probability``: the shown pair's (``pair_probability``), on every log of the pair."""
     ids = [a.completion_id if a is not None else "" for a in outcome.sides]
     rows = []
     for attempt in outcome.attempts:
@@ -146,6 +160,7 @@ def log_calls(
                 file_type=file_type,
                 served_by_us=True,
                 succeeded=attempt.ok,
+                pair_probability=probability,
                 prompt=prompt,
                 completion=text,
             )
@@ -179,6 +194,7 @@ def settle(
     privacy: str,
     file_type: str,
     shown: dict[str, tuple[str, str]],
+    probability: float | None = None,
 ) -> tuple[Attempt, Attempt]:
     """Log every call of the pair, then raise its failure or return its (top, bottom) sides."""
     log_calls(
@@ -188,6 +204,7 @@ def settle(
         privacy=privacy,
         file_type=file_type,
         shown=shown,
+        probability=probability,
     )
     if not outcome.ok:
         raise failure(outcome)

@@ -31,7 +31,7 @@ from .engine import Attempt, Slot
 from .prompts import clean_completion, clean_edit, completion_prompt, edit_prompt, prompt_text
 from .providers import Generation, Prompt
 from .selectors import serving_state
-from .serve import draw, serve, settle
+from .serve import draw, pair_probability, serve, settle
 
 # Edits: the original server's sampling settings (its constants TEMPERATURE and TOP_P).
 EDIT_TEMPERATURE = 0.3
@@ -112,6 +112,7 @@ def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None)
         privacy=request.privacy,
         file_type="",
         shown=shown,
+        probability=pair_probability(state, probs, outcome),
     )
     stamp = _timestamp()
 
@@ -172,6 +173,7 @@ def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | Non
         privacy=request.privacy,
         file_type=request.language,
         shown=shown,
+        probability=pair_probability(state, probs, outcome),
     )
     stamp = _timestamp()
 
