@@ -95,7 +95,8 @@ class Leaderboard:
     scale_label: str = ""  # e.g. "codestral-2405 held at 1000" or "mean of the 9 shown ..."
     reference: tuple[str, ...] = ()  # models whose mean holds the scale
     clustered: bool = False  # intervals with users as the independent units
-    clusters: int = 0  # users with battles (clustered intervals only)
+    clusters: int = 0  # units resampled: users with battles, or their groups (clustered only)
+    cluster_users: int = 0  # users those units hold (= clusters unless users were grouped)
     weighted: bool = False  # weighted likelihood (counts with a weight column)
     robustness: tuple[RankFlip, ...] = ()  # votes that hold each neighbour pair, best first
 
@@ -155,6 +156,7 @@ class Leaderboard:
             "reference": list(self.reference),
             "clustered": bool(self.clustered),
             "clusters": int(self.clusters),
+            "cluster_users": int(self.cluster_users),
             "weighted": bool(self.weighted),
             "robustness": [r.to_dict() for r in self.robustness],
             "diagnostics": {k: _jsonable(v) for k, v in self.diagnostics.items()},
@@ -194,6 +196,8 @@ def compute_leaderboard(
     shown: Sequence[str] | np.ndarray | None = None,
     clustered: bool | None = None,
     robustness_pairs: int | None = 0,
+    max_clusters: int | None = None,
+    users: int | None = None,
 ) -> Leaderboard:
     """Fit, intervals, ranks and matrices for ``counts``.
 
@@ -207,12 +211,20 @@ def compute_leaderboard(
     (keys or a bool mask; default all), whose core members hold the mean. ``clustered``:
     user-clustered intervals; None = whenever ``counts`` has a user column.
     ``robustness_pairs``: how many neighbour pairs from the top get the votes that hold them
-    (``robustness``; 1 = "#1 vs #2", None = all, 0 = none).
+    (``robustness``; 1 = "#1 vs #2", None = all, 0 = none). ``max_clusters``: with more
+    users than this, clustered intervals resample users in that many fixed groups
+    (``GroupedCounts.users_in_groups``). ``users``: how many users the counts' user column
+    stands for, when the caller grouped them already (default: the distinct users in it).
     """
     if method not in ("bootstrap", "sandwich"):
         raise ValueError("method must be 'bootstrap' or 'sandwich'")
     if clustered is None:
         clustered = counts.user is not None
+    cluster_users = 0
+    if clustered and counts.user is not None:
+        cluster_users = int(users) if users is not None else counts.active_users()
+        if max_clusters is not None:
+            counts = counts.users_in_groups(max_clusters)
     fit = fit_bt(
         counts,
         position_bias=position_bias,
@@ -276,6 +288,7 @@ def compute_leaderboard(
         reference=fit.reference_models,
         clustered=iv.clustered,
         clusters=iv.clusters,
+        cluster_users=cluster_users,
         weighted=counts.weight is not None,
         robustness=tuple(rank_robustness(fit, shown=shown, max_pairs=robustness_pairs))
         if robustness_pairs != 0

@@ -324,6 +324,10 @@ ARENA_CONTROLLED_MAX_BATTLES = env.int("ARENA_CONTROLLED_MAX_BATTLES", default=2
 # ...and a controlled fit younger than this is reused by the next recomputes (0 = refit on
 # every recompute; `recompute_leaderboard --full` always refits).
 ARENA_CONTROLLED_REFIT_SECONDS = env.int("ARENA_CONTROLLED_REFIT_SECONDS", default=900)
+# User-clustered intervals on an arena with more users than this resample them in this many
+# fixed groups of users (by their key): the cost stays bounded as users grow, and the
+# intervals stay valid (docs/ratings.md, "Users in groups").
+ARENA_MAX_USER_CLUSTERS = env.int("ARENA_MAX_USER_CLUSTERS", default=4096)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.

@@ -215,17 +215,21 @@ def aggregate(*, full: bool = False) -> BattleCells:
     return _maintained()
 
 
-def overall_by_user(overall: GroupedCounts, keys: dict[int, str]) -> GroupedCounts:
+def overall_by_user(
+    overall: GroupedCounts, keys: dict[int, str], *, groups: int | None = None
+) -> GroupedCounts:
     """The overall board's counts split by user, for user-clustered intervals.
 
     The same battles as `overall` (merges remapped, self-battles and models left out of
     `overall` dropped), one row per (user, A, B, outcome): summed over users they are
     `overall`'s counts, so the ratings are the same and only the intervals change. Read from
     the per-user totals that `aggregate` refreshed (a GROUP BY over the battles on SQLite);
-    the slices' boards keep independent-vote intervals.
+    the slices' boards keep independent-vote intervals. `groups`: users summed into that
+    many groups by their key already in SQL (on PostgreSQL; the fit groups the rest).
     """
     if incremental.enabled():
-        rows = incremental.read_user_cells()  # users as integers (DayUserCell.user_key)
+        # users as integers (DayUserCell.user_key), or their groups
+        rows = incremental.read_user_cells(groups=groups)
     else:
         table = Battle._meta.db_table
         with connection.cursor() as cursor:

@@ -18,6 +18,8 @@ class FitSettings:
     method: str
     seed: int
     shown: tuple[str, ...]
+    # Clustered intervals resample users in at most this many groups (settings.py).
+    max_clusters: int | None = None
 
 
 def fit_board(
@@ -27,6 +29,7 @@ def fit_board(
     rounds: int,
     position_bias: bool = False,
     robustness_pairs: int = 0,
+    users: int | None = None,
 ) -> Leaderboard:
     anchor = settings.anchor
     present = anchor in counts.models
@@ -40,6 +43,8 @@ def fit_board(
         anchor_value=settings.anchor_value,
         shown=list(settings.shown),
         robustness_pairs=robustness_pairs,
+        max_clusters=settings.max_clusters,
+        users=users,
     )
     if anchor is not None and not present:
         # No battles of the anchor here: say so, as the engine does for an unrated one.

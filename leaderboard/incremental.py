@@ -284,8 +284,17 @@ def read_cells() -> tuple[list[tuple], int]:
     return rows, users
 
 
-def read_user_cells() -> list[tuple]:
-    """Rows of (user key, A, B, outcome, count) from the totals."""
+def read_user_cells(*, groups: int | None = None) -> list[tuple]:
+    """Rows of (user key, A, B, outcome, count) from the totals; with `groups`, users summed
+    into that many groups by their key (GroupedCounts.users_in_groups), so the rows read
+    are bounded by the groups, not the users."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {USERS.columns}, count FROM {USERS.total_table}")
+        if groups is None:
+            cursor.execute(f"SELECT {USERS.columns}, count FROM {USERS.total_table}")
+        else:
+            cursor.execute(
+                f"SELECT MOD(MOD(user_key, %s) + %s, %s) AS g, model_a, model_b, outcome, "
+                f"SUM(count) FROM {USERS.total_table} GROUP BY g, model_a, model_b, outcome",
+                [groups, groups, groups],
+            )
         return cursor.fetchall()

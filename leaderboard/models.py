@@ -20,8 +20,9 @@ class Snapshot(models.Model):
     computed_at = models.DateTimeField()
     trigger = models.CharField(max_length=20, blank=True)
     method = models.CharField(max_length=20)
-    # "clustered by N users" or "independent votes": what the overall board's intervals assumed.
-    intervals = models.CharField(max_length=40, blank=True, default="")
+    # "clustered by N users [(resampled in G fixed groups of users)]" or "independent votes":
+    # what the overall board's intervals assumed.
+    intervals = models.CharField(max_length=120, blank=True, default="")
     # RatingConfig.weights of the overall board, and what it meant on this run's data.
     weights = models.CharField(max_length=12, default="none")
     weights_label = models.CharField(max_length=200, blank=True, default="")

@@ -114,6 +114,7 @@ def fit_slices(
         method=config.method,
         seed=int(config.seed),
         shown=tuple(shown_keys),
+        max_clusters=settings.ARENA_MAX_USER_CLUSTERS,
     )
     jobs: list[tuple[str, str, str]] = []
     slice_jobs: list[SliceJob] = []
@@ -135,8 +136,17 @@ def fit_slices(
             else None
         )
         clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
+        # Many users: grouped already where they are read (fewer rows from PostgreSQL).
+        many = cells.users > settings.ARENA_MAX_USER_CLUSTERS
+        groups = settings.ARENA_MAX_USER_CLUSTERS if many else None
         rated = (
-            overall_counts(overall, keys, weights=config.weights, clustered=bool(clustered))
+            overall_counts(
+                overall,
+                keys,
+                weights=config.weights,
+                clustered=bool(clustered),
+                user_groups=groups,
+            )
             if overall.total
             else WeightedCounts(overall, "none")
         )
@@ -145,6 +155,7 @@ def fit_slices(
             settings=fit_settings,
             rounds=config.rounds,
             robustness_pairs=ROBUSTNESS_PAIRS,
+            users=cells.users if many and clustered else None,
         )
         controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)
         results.append(
@@ -268,6 +279,11 @@ def _rows_for(
 def _intervals_label(results: list[SliceResult]) -> str:
     overall = next((r.board for r in results if r.key == OVERALL), None)
     if overall is not None and overall.clustered:
+        if overall.cluster_users > overall.clusters:
+            return (
+                f"clustered by {overall.cluster_users:,} users "
+                f"(resampled in {overall.clusters:,} fixed groups of users)"
+            )
         return f"clustered by {overall.clusters:,} users"
     return "independent votes"
 

@@ -45,13 +45,18 @@ class WeightedCounts:
 
 
 def overall_counts(
-    overall: GroupedCounts, keys: dict[int, str], *, weights: str, clustered: bool
+    overall: GroupedCounts,
+    keys: dict[int, str],
+    *,
+    weights: str,
+    clustered: bool,
+    user_groups: int | None = None,
 ) -> WeightedCounts:
     """The overall board's fit input under ``weights`` (RatingConfig.Weights), split by user
-    when ``clustered``."""
+    when ``clustered`` (users summed into ``user_groups`` groups when given)."""
     if weights == RatingConfig.Weights.PROPENSITY:
         return propensity_counts(overall, keys, clustered=clustered)
-    rated = overall_by_user(overall, keys) if clustered else overall
+    rated = overall_by_user(overall, keys, groups=user_groups) if clustered else overall
     if weights == RatingConfig.Weights.PAIR_COUNT:
         return WeightedCounts(
             inverse_pair_count_weights(rated, min_pair_count=MIN_PAIR_COUNT),

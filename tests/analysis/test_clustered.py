@@ -125,3 +125,61 @@ def test_with_independent_users_clustered_and_iid_coverage_agree():
     for key in cov:
         assert 0.93 <= cov[key] <= 0.97, cov
     assert abs(cov["clustered"] - cov["iid"]) < 0.02, cov
+
+
+def test_users_in_groups_keeps_the_battles_and_bounds_the_units():
+    arena = simulate_user_arena(R, 4000, n_users=300, pref_sd=40.0, seed=11)
+    g = arena.grouped()
+    assert g.active_users() == len(np.unique(arena.user))
+    grouped = g.users_in_groups(16)
+    assert grouped.n_users == 16 and grouped.total == g.total
+    assert grouped.pooled() == g.pooled()  # the same battles once users are summed over
+    # user u goes to group u % 16, the same on every call
+    assert grouped == g.users_in_groups(16)
+    expected = np.bincount(arena.user % 16, minlength=16)
+    assert np.bincount(grouped.user, weights=grouped.count).tolist() == expected.tolist()
+    assert g.users_in_groups(300) is g  # no more users than groups: unchanged
+    with pytest.raises(ValueError):
+        g.users_in_groups(0)
+
+
+def test_board_resamples_groups_of_users_past_the_limit():
+    arena = simulate_user_arena(R, 6000, n_users=500, pref_sd=60.0, seed=4)
+    g = arena.grouped()
+    per_user = compute_leaderboard(g, rounds=400, seed=1)
+    grouped = compute_leaderboard(g, rounds=400, seed=1, max_clusters=64)
+    assert per_user.clusters == per_user.cluster_users == g.active_users()
+    assert grouped.clusters == 64 and grouped.cluster_users == g.active_users()
+    assert np.allclose(grouped.rating, per_user.rating, atol=1e-9)  # the fit is the same
+    ratio = (grouped.ci_upper - grouped.ci_lower) / (per_user.ci_upper - per_user.ci_lower)
+    assert 0.8 < float(np.mean(ratio)) < 1.2, ratio
+    few = compute_leaderboard(g, rounds=400, seed=1, max_clusters=10_000)
+    assert few.clusters == g.active_users()
+    assert np.array_equal(few.ci_lower, per_user.ci_lower)
+
+
+@pytest.mark.slow
+def test_groups_of_users_cover_like_users():
+    """400 users with tastes (sd 60) resampled in 64 fixed groups cover as the users do."""
+    hits = {"users": 0, "groups": 0, "iid": 0}
+    sims = 120
+    for seed in range(sims):
+        arena = simulate_user_arena(
+            R, 5000, n_users=400, pref_sd=60.0, pareto_shape=1.5, tie_rate=0.1, seed=seed
+        )
+        g = arena.grouped()
+        fit = fit_bt(g)
+        for name, iv in (
+            ("users", bootstrap(fit, rounds=300, seed=seed, clustered=True)),
+            (
+                "groups",
+                bootstrap(fit_bt(g.users_in_groups(64)), rounds=300, seed=seed, clustered=True),
+            ),
+            ("iid", bootstrap(fit, rounds=300, seed=seed)),
+        ):
+            hits[name] += int(np.sum((iv.lower <= arena.truth) & (arena.truth <= iv.upper)))
+    cov = {k: v / (sims * len(R)) for k, v in hits.items()}
+    assert cov["iid"] < 0.9, cov
+    assert 0.92 <= cov["users"] <= 0.97, cov
+    assert 0.92 <= cov["groups"] <= 0.97, cov
+    assert abs(cov["groups"] - cov["users"]) < 0.025, cov

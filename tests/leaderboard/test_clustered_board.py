@@ -66,3 +66,35 @@ def test_methodology_names_the_current_boards_intervals(client, simulated):
     recompute(trigger="test")
     page = client.get("/methodology/").content.decode()
     assert "The current board" in page and "clustered by" in page
+
+
+def _cell_sums(g) -> dict[tuple[int, int, int], int]:
+    sums: dict[tuple[int, int, int], int] = {}
+    for a, b, o, c in zip(g.a, g.b, g.outcome, g.count, strict=True):
+        sums[(int(a), int(b), int(o))] = sums.get((int(a), int(b), int(o)), 0) + int(c)
+    return sums
+
+
+def test_user_rows_read_in_groups_hold_the_same_battles(simulated):
+    cells = aggregate()
+    keys = dict(ArenaModel.objects.values_list("id", "key"))
+    overall = cells.grouped(None, keys, min_votes=1)
+    by_user = overall_by_user(overall, keys)
+    grouped = overall_by_user(overall, keys, groups=8)
+    assert grouped.user is not None and len(np.unique(grouped.user)) == 8
+    assert _cell_sums(grouped) == _cell_sums(by_user) == _cell_sums(overall)
+
+
+def test_many_users_are_resampled_in_groups(simulated, settings):
+    users = Battle.objects.values("user_hash").distinct().count()
+    plain = recompute(trigger="test")
+    settings.ARENA_MAX_USER_CLUSTERS = 8
+    grouped = recompute(trigger="test")
+    assert grouped.intervals == (
+        f"clustered by {users:,} users (resampled in 8 fixed groups of users)"
+    )
+    a, b = _rows(plain, "overall"), _rows(grouped, "overall")
+    assert a.keys() == b.keys()
+    for key in a:
+        assert a[key][0] == pytest.approx(b[key][0], abs=1e-6)  # the same fit
+    assert any(abs(a[k][1] - b[k][1]) > 1e-6 for k in a)  # resampled in other units
