@@ -15,7 +15,7 @@ from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.views import APIView
 
 from core import hotcache
@@ -25,6 +25,8 @@ from core.throttles import READ_THROTTLES
 from . import selectors
 from .aggregation import DIMENSIONS
 from .http_cache import public_read
+from .ignored_board import ignored_board, ignored_rows
+from .ignored_pairs import ignored_summary
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 CSV_FIELDS = (
@@ -45,6 +47,8 @@ CSV_FIELDS = (
     "controlled_ci_lower",
     "controlled_ci_upper",
     "controlled_rank",
+    "plain_rating",
+    "plain_rank",
 )
 
 
@@ -57,12 +61,42 @@ def _board_csv(data: dict) -> str:
     return out.getvalue()
 
 
-def _render(key: str, sid: int, category: str, fmt: str) -> str | None:
+def _with_ignored(data: dict, sid: int, view: str) -> dict | None:
+    """The overall board's rows with each model's ignored pairs; under `view=ignored` the
+    rating, interval and rank of the variant that counts them as both bad (plain kept)."""
+    summary = ignored_summary(snapshot_id=sid)
+    models = [
+        {**r, "ignored_pairs": summary.model(r["model"]) if summary is not None else None}
+        for r in data["models"]
+    ]
+    snapshot = data["snapshot"]
+    if view == "ignored":
+        variant = ignored_board(snapshot_id=sid)
+        if variant is None:
+            return None
+        models = ignored_rows(models, variant)
+        snapshot = {
+            **snapshot,
+            "view": "ignored",
+            "view_label": (
+                f"ignored pairs counted as both bad ({variant.ignored:,} pairs shown and not "
+                f"voted on within {variant.window_minutes} minutes, added as ties; closed-form "
+                "intervals for independent votes)"
+            ),
+        }
+    return {**data, "snapshot": snapshot, "models": models}
+
+
+def _render(key: str, sid: int, category: str, fmt: str, view: str = "plain") -> str | None:
     body = cache.get(key)
     if body is None:
         data = selectors.board(category=category, snapshot_id=sid)
         if data is None:
             return None
+        if category == "overall":
+            data = _with_ignored(data, sid, view)
+            if data is None:
+                return None
         if fmt == "csv":
             body = _board_csv(data)
         else:
@@ -95,6 +129,14 @@ class LeaderboardAPI(CachedReadView):
                 "category", str, description="A key from /api/v1/categories (default: overall)."
             ),
             OpenApiParameter("format", str, enum=["json", "csv"], description="Default json."),
+            OpenApiParameter(
+                "view",
+                str,
+                enum=["plain", "ignored"],
+                description="ignored (overall only): pairs shown and not voted on count as "
+                "both bad; rating, interval and rank are that variant's, plain_rating and "
+                "plain_rank the plain board's. Default plain.",
+            ),
         ],
         responses={
             (200, "application/json"): OpenApiTypes.OBJECT,
@@ -108,13 +150,20 @@ class LeaderboardAPI(CachedReadView):
     def get(self, request):
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
+        view = request.query_params.get("view") or "plain"
         if fmt not in ("json", "csv"):
             raise NotFound(f"format '{fmt}' is not offered: use json or csv.")
+        if view not in ("plain", "ignored"):
+            raise ValidationError({"view": [f"'{view[:40]}' is not a view: use plain or ignored."]})
+        if view == "ignored" and category != "overall":
+            raise ValidationError({"view": ["view=ignored exists for the overall board only."]})
         sid = selectors.published_snapshot_id()
         if sid is None:
             raise NotFound("No leaderboard has been published yet.")
-        key = f"lb:response:{sid}:{fmt}:{category}"
-        body = hotcache.get(key, lambda: _render(key, sid, category, fmt))
+        key = f"lb:response:{sid}:{fmt}:{category}:{view}"
+        body = hotcache.get(key, lambda: _render(key, sid, category, fmt, view))
+        if body is None and view == "ignored" and category == "overall":
+            raise NotFound("This board has no counts to add ignored pairs to.")
         if body is None:
             raise NotFound(f"Unknown category '{category}'; see /api/v1/categories.")
         if fmt == "csv":

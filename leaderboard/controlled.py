@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -294,27 +294,41 @@ def _fit(
     )
 
 
-VIEWS = ("plain", "controlled")
+VIEWS = ("plain", "controlled", "ignored")  # ignored: leaderboard/ignored_board.py
+
+
+def variant_rows(rows: list[dict], pick: Callable[[dict], tuple]) -> list[dict]:
+    """Board rows as a variant view shows them: `rating`, the interval and `rank` are the
+    variant's, `pick(row)` -> (rating, lower, upper, rank), so the table, its sort and the
+    filters work unchanged; the plain ones kept as `plain_rating` / `plain_rank`; ordered by
+    the variant's rank."""
+    out = []
+    for r in rows:
+        rating, lower, upper, rank = pick(r)
+        out.append(
+            {
+                **r,
+                "plain_rank": r["rank"],
+                "plain_rating": r["rating"],
+                "rank": rank,
+                "rating": rating,
+                "ci_lower": lower,
+                "ci_upper": upper,
+                "rank_change": None if rank is None or r["rank"] is None else r["rank"] - rank,
+            }
+        )
+    far = float("inf")
+    return sorted(out, key=lambda r: (r["rank"] or far, -(r["rating"] or -far)))
 
 
 def controlled_rows(rows: list[dict]) -> list[dict]:
-    """Board rows as the controlled view shows them: `rating`, the interval and `rank` are
-    the controlled fit's (so the table, its sort and the filters work unchanged), the
-    plain ones kept as `plain_rating` / `plain_rank`; ordered by controlled rank."""
-    out = [
-        {
-            **r,
-            "plain_rank": r["rank"],
-            "plain_rating": r["rating"],
-            "rank": r.get("controlled_rank"),
-            "rating": r.get("controlled_rating"),
-            "ci_lower": r.get("controlled_ci_lower"),
-            "ci_upper": r.get("controlled_ci_upper"),
-            "rank_change": None
-            if r.get("controlled_rank") is None or r["rank"] is None
-            else r["rank"] - r["controlled_rank"],
-        }
-        for r in rows
-    ]
-    far = float("inf")
-    return sorted(out, key=lambda r: (r["rank"] or far, -(r["rating"] or -far)))
+    """Board rows of the controlled view (`variant_rows` with the controlled fit's values)."""
+    return variant_rows(
+        rows,
+        lambda r: (
+            r.get("controlled_rating"),
+            r.get("controlled_ci_lower"),
+            r.get("controlled_ci_upper"),
+            r.get("controlled_rank"),
+        ),
+    )

@@ -10,6 +10,7 @@ from .aggregation import DIMENSIONS
 from .board_filters import apply_filters
 from .controlled import VIEWS, controlled_rows
 from .http_cache import public_read
+from .ignored_board import ignored_board, ignored_rows
 from .ignored_pairs import ignored_summary
 from .new_models import mark_new, new_models
 from .page_cache import cached_per_snapshot
@@ -54,11 +55,16 @@ def leaderboard(request):
     view = request.GET.get("view") or "plain"  # an empty value (a form's default) is plain
     why = None
     if view not in VIEWS:
-        why = f"There is no view “{view[:40]}” (view= takes plain or controlled): showing the plain board."
+        why = f"There is no view “{view[:40]}” (view= takes plain, controlled or ignored): showing the plain board."
     elif view == "controlled" and data is not None and category != "overall":
         why = "The controlled view exists for the overall board only: showing this category's plain board."
     elif view == "controlled" and data is not None and not data["category"].get("controlled"):
         why = "This board was computed without a controlled fit: showing the plain board."
+    elif view == "ignored" and data is not None and category != "overall":
+        why = "The ignored-pairs view exists for the overall board only: showing this category's plain board."
+    variant = ignored_board() if view == "ignored" and why is None and data is not None else None
+    if view == "ignored" and why is None and data is not None and variant is None:
+        why = "This board has no counts to add ignored pairs to: showing the plain board."
     if why is not None:
         notice, view = f"{notice} {why}" if notice else why, "plain"
     context = {
@@ -67,9 +73,14 @@ def leaderboard(request):
         "categories": _category_choices(),
         "notice": notice,
         "view": view,
+        "ignored_board": variant,
     }
     if data is not None:
-        shown = controlled_rows(data["models"]) if view == "controlled" else data["models"]
+        shown = data["models"]
+        if view == "controlled":
+            shown = controlled_rows(shown)
+        elif view == "ignored" and variant is not None:
+            shown = ignored_rows(shown, variant)
         rows, context["board_filters"] = apply_filters(rows=shown, params=request.GET)
         context["board"] = {**data, "models": mark_new(rows, new=new_models())}
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).

@@ -154,7 +154,7 @@ def test_switched_off_the_page_says_so(arena, client):
     page = client.get("/?view=controlled")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "without a controlled fit" in html and 'id="view-toggle"' not in html
+    assert "without a controlled fit" in html and 'href="?view=controlled"' not in html
 
 
 def test_page_toggle_shows_controlled_and_plain_ranks(published, client):
