@@ -50,6 +50,8 @@ from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
 
+from .controlled_context import ContextChoice, choose, interaction_columns
+
 log = logging.getLogger(__name__)
 CACHE_KEY = "lb:controlled-fit"
 MIN_KNOWN = 200  # battles with a covariate known before it enters the fit
@@ -70,6 +72,14 @@ EXAMPLES: dict[str, tuple[float, str]] = {
         float(np.log(2.0)),
         "the change of the top-slot advantage when the slower of the two took twice the typical latency",
     ),
+    "top_ctx": (
+        float(np.log(2.0)),
+        "the change of the top-slot advantage when the context is twice as long as typical",
+    ),
+    "length_ctx": (
+        float(np.log(2.0)) / 3.0,
+        "the change of the length effect (twice as long) when the context is twice as long as typical",
+    ),
 }
 
 
@@ -83,6 +93,7 @@ class ControlledBoard:
     latency_known: int
     max_battles: int
     capped: bool  # more battles were stored than were read
+    context: ContextChoice | None = None  # context-length interactions: tried, kept or not
     fitted_at: datetime = field(default_factory=timezone.now)
 
     def coefficients(self) -> list[dict[str, Any]]:
@@ -115,6 +126,7 @@ class ControlledBoard:
             "latency_known": self.latency_known,
             "max_battles": self.max_battles,
             "capped": self.capped,
+            "context": self.context.to_json() if self.context is not None else None,
             "clustered": fit.clustered,
             "clusters": fit.clusters,
             "converged": fit.converged,
@@ -130,7 +142,8 @@ def _read(limit: int) -> tuple[list[tuple], bool]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT model_a_id, model_b_id, outcome, user_hash, completion_a_chars, "
-            f"completion_b_chars, latency_a_ms, latency_b_ms FROM {table} WHERE NOT excluded "
+            "completion_b_chars, latency_a_ms, latency_b_ms, context_tokens "
+            f"FROM {table} WHERE NOT excluded "
             "ORDER BY id DESC LIMIT %s",
             [limit + 1],
         )
@@ -262,20 +275,25 @@ def _fit(
         features.append("length")
     if latency_known >= MIN_KNOWN:
         features += ["latency", "slow_top"]
+    extra, context_known = interaction_columns(columns, features, _float(cols[8])[keep])
     user = None
     if clustered:
         _, inverse = np.unique(np.array(cols[3], dtype=object)[keep], return_inverse=True)
         user = np.asarray(inverse, dtype=np.int64).ravel()
+    every = features + (extra if context_known >= MIN_KNOWN else [])
     cc = group_contextual(
         a[keep],
         b[keep],
         outcome,
-        np.column_stack([columns[f] for f in features]),
+        np.column_stack([columns[f] for f in every]),
         models=overall.models,
-        feature_names=features,
+        feature_names=every,
         user=user,
         bins=BINS,
     )
+    context = choose(cc, features, extra, known=context_known, min_known=MIN_KNOWN)
+    if len(context.features) < len(every):
+        cc = cc.select(context.features)
     present = anchor is not None and anchor in overall.models
     fit = fit_contextual(
         cc,
@@ -291,6 +309,7 @@ def _fit(
         latency_known=latency_known,
         max_battles=limit,
         capped=capped,
+        context=context,
     )
 
 

@@ -273,3 +273,59 @@ def test_a_recent_controlled_fit_is_reused_until_it_is_old_or_a_full_recompute(a
     assert full["fitted_at"] > first["fitted_at"] and full["battles"] == first["battles"] + 500
     settings.ARENA_CONTROLLED_REFIT_SECONDS = 0
     assert _controlled(recompute(trigger="test"))["fitted_at"] > full["fitted_at"]
+
+
+def _context_arena(top_ctx: float, n: int = 8000, seed: int = 9) -> float:
+    """Battles of 4 models whose top-slot advantage is 0.3 + top_ctx * (centred log context)
+    in log-odds, with context lengths stored and no lengths or latencies."""
+    rng = np.random.default_rng(seed)
+    theta = np.array([-0.4, 0.0, 0.2, 0.5])
+    ids = [ArenaModelFactory(key=f"ctx-{i}").pk for i in range(4)]
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(1, 4, n)) % 4
+    c = rng.normal(0.0, 1.0, n)
+    tokens = np.rint(np.exp(np.log(2000.0) + c)).astype(int)
+    logs = np.log1p(tokens)
+    centred = logs - np.median(logs)
+    p = 1 / (1 + np.exp(-(theta[a] - theta[b] + 0.3 + top_ctx * centred)))
+    won = rng.random(n) < p
+    Battle.objects.bulk_create(
+        [
+            Battle(
+                pair_id=f"cx-{i}",
+                user_hash=f"{i % 400:064x}",
+                model_a_id=ids[a[i]],
+                model_b_id=ids[b[i]],
+                outcome=0 if won[i] else 1,
+                kind=BattleKind.COMPLETION,
+                privacy=Privacy.PRIVATE,
+                source=BattleSource.API,
+                content_hash=f"{i:064x}",
+                context_tokens=int(tokens[i]),
+            )
+            for i in range(n)
+        ],
+        batch_size=2000,
+    )
+    return top_ctx
+
+
+def test_context_interaction_kept_when_it_predicts_better(fast_config, client):
+    truth = _context_arena(0.9)
+    ctl = _controlled(recompute(trigger="test"))
+    context = ctl["context"]
+    assert context["known"] == 8000 and context["kept"]
+    assert context["score_with"] > context["score_without"]
+    coef = {c["feature"]: c for c in ctl["coefficients"]}
+    assert list(coef) == ["top", "top_ctx"]
+    assert abs(coef["top_ctx"]["log_odds"] - truth) < 3 * coef["top_ctx"]["se"]
+    assert abs(coef["top"]["log_odds"] - 0.3) < 3 * coef["top"]["se"]
+    html = client.get("/methodology/").content.decode()
+    assert 'id="controlled-context"' in html and "so they are in the fit" in html
+
+
+def test_no_context_effect_changes_the_held_out_score_little(fast_config):
+    _context_arena(0.0)
+    context = _controlled(recompute(trigger="test"))["context"]
+    assert context["known"] == 8000
+    assert abs(context["score_with"] - context["score_without"]) < 0.002
