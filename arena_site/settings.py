@@ -324,6 +324,11 @@ ARENA_CONTROLLED_MAX_BATTLES = env.int("ARENA_CONTROLLED_MAX_BATTLES", default=2
 # ...and a controlled fit younger than this is reused by the next recomputes (0 = refit on
 # every recompute; `recompute_leaderboard --full` always refits).
 ARENA_CONTROLLED_REFIT_SECONDS = env.int("ARENA_CONTROLLED_REFIT_SECONDS", default=900)
+# ...and its decision whether context-length interactions enter the fit (a held-out
+# comparison costing six refits) is reused this long (0 = decide on every controlled fit).
+ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS = env.int(
+    "ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS", default=86400
+)
 # User-clustered intervals on an arena with more users than this resample them in this many
 # fixed groups of users (by their key): the cost stays bounded as users grow, and the
 # intervals stay valid (docs/ratings.md, "Users in groups").

@@ -291,7 +291,14 @@ def _fit(
         user=user,
         bins=BINS,
     )
-    context = choose(cc, features, extra, known=context_known, min_known=MIN_KNOWN)
+    context = choose(
+        cc,
+        features,
+        extra,
+        known=context_known,
+        min_known=MIN_KNOWN,
+        reuse_key=_reuse_key(models=overall.models, features=features, limit=limit),
+    )
     if len(context.features) < len(every):
         cc = cc.select(context.features)
     present = anchor is not None and anchor in overall.models

@@ -50,7 +50,9 @@ def _slices_fitted_in_process(request):
 def _controlled_fit_every_recompute(request):
     # Each recompute in a test fits its own controlled board (reuse: test_controlled_board).
     if _django(request):
-        request.getfixturevalue("settings").ARENA_CONTROLLED_REFIT_SECONDS = 0
+        settings = request.getfixturevalue("settings")
+        settings.ARENA_CONTROLLED_REFIT_SECONDS = 0
+        settings.ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS = 0
 
 
 @pytest.fixture(autouse=True)
