@@ -329,6 +329,10 @@ ARENA_CONTROLLED_REFIT_SECONDS = env.int("ARENA_CONTROLLED_REFIT_SECONDS", defau
 ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS = env.int(
     "ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS", default=86400
 )
+# PostgreSQL's work_mem inside the count refresh and the reads of the per-user counts
+# (leaderboard/incremental.py; one refresh runs at a time): the server's default 4MB spills
+# their groupings of millions of rows to disk.
+ARENA_AGGREGATION_WORK_MEM = env.str("ARENA_AGGREGATION_WORK_MEM", default="256MB")
 # User-clustered intervals on an arena with more users than this resample them in this many
 # fixed groups of users (by their key): the cost stays bounded as users grow, and the
 # intervals stay valid (docs/ratings.md, "Users in groups").
