@@ -180,6 +180,7 @@ def pair_body(pair_id: str, n: int) -> dict:
 
 
 def child(args: argparse.Namespace) -> None:
+    import asyncio
     import cProfile
     import io
     import pstats
@@ -232,7 +233,20 @@ def child(args: argparse.Namespace) -> None:
             env["HTTP_AUTHORIZATION"] = f"Bearer {key}"
         return env
 
-    def batch(route: str, label: str, n: int, profiler=None) -> float:
+    def in_threads(call) -> None:
+        """Run `call` in the request thread, the engine's loop thread and the database
+        thread (profiles are per thread; the child runs one database thread when profiling)."""
+        from serving.dbwork import run_db
+        from serving.engine import engine
+
+        async def on_loop() -> None:
+            call()
+
+        call()
+        asyncio.run_coroutine_threadsafe(on_loop(), engine().loop).result()
+        run_db(call)
+
+    def batch(route: str, label: str, n: int, profilers=None) -> float:
         from serving.dbwork import drain
 
         method, path, make, key = specs[route]
@@ -243,8 +257,9 @@ def child(args: argparse.Namespace) -> None:
             for i in range(n)
         ]
         statuses.clear()
-        if profiler is not None:
-            profiler.enable()
+        if profilers is not None:
+            threads = iter(profilers)
+            in_threads(lambda: next(threads).enable())
         started = time.process_time()
         for env in envs:
             response = handler(env, start_response)
@@ -253,8 +268,9 @@ def child(args: argparse.Namespace) -> None:
             response.close()
         drain()
         spent = time.process_time() - started
-        if profiler is not None:
-            profiler.disable()
+        if profilers is not None:
+            threads = iter(profilers)
+            in_threads(lambda: next(threads).disable())
         bad = [s for s in statuses if not s.startswith("2")]
         if bad:
             raise SystemExit(f"{route}: {len(bad)} non-2xx answers, e.g. {bad[0]}")
@@ -265,13 +281,16 @@ def child(args: argparse.Namespace) -> None:
         n = args.requests if route != "create_pair" else args.pair_requests
         batch(route, "warm", max(50, n // 10))  # caches, connections, the engine's pools
         if args.profile:
-            profiler = cProfile.Profile(time.process_time)  # CPU, not waits
-            ms = batch(route, "prof", n, profiler)
+            # Each thread's own CPU time (request, engine loop, database thread), summed.
+            profilers = [cProfile.Profile(time.thread_time) for _ in range(3)]
+            ms = batch(route, "prof", n, profilers)
+            stats = pstats.Stats(*profilers)
             if args.pstats_dir:
                 tree = Path(os.getcwd()).name
-                profiler.dump_stats(str(Path(args.pstats_dir) / f"{tree}-{route}.pstats"))
+                stats.dump_stats(str(Path(args.pstats_dir) / f"{tree}-{route}.pstats"))
             text = io.StringIO()
-            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.top)
+            stats.stream = text  # type: ignore[attr-defined]
+            stats.sort_stats("tottime").print_stats(args.top)
             out[route] = {"ms": ms, "profile": text.getvalue()}
         else:
             out[route] = {"ms": batch(route, "run", n)}
@@ -305,6 +324,8 @@ def run_child(src: Path, args: argparse.Namespace, key: str, *, profile: bool) -
     if profile:
         cmd.append("--profile")
     env = server_env(args.db, args.redis_url, src)
+    if profile:
+        env["SERVING_DB_THREADS"] = "1"  # one database thread, so one profiler covers it
     out = subprocess.run(cmd, cwd=src, env=env, capture_output=True, text=True, check=False)
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("HOTJSON ")), None)
     if out.returncode != 0 or line is None:
