@@ -130,6 +130,7 @@ def test_propensity_weights_are_the_engines_ipw_fit(client, arena, intervals, ve
     if vendor == "sqlite":  # the embedded path: counts and weights from a scan of the battles
         monkeypatch.setattr(connection, "vendor", "sqlite")
     snapshot = recompute(trigger="test")
+    monkeypatch.undo()  # the pages below read PostgreSQL again (their SQL is PostgreSQL's)
     found = _published(snapshot)
     assert _close(found, _expected(arena, _ipw(arena)))
     unweighted = _expected(arena, None)
