@@ -11,6 +11,9 @@ Method (exact, not an approximation):
 1. Draw X_m ~ Poisson((1 - eps) c_m) independently (eps = 3.5 / sqrt(N)). Given their total S,
    X is Multinomial(S, c / N). Poisson draws use inversion with precomputed CDF and guide
    tables, shared by all cells with the same count, so one draw is a few vector operations.
+   Tables span ~20 standard deviations per distinct count, so for large counts (millions of
+   battles over few cells) building them would cost more than all the draws: then numpy's
+   own exact Poisson sampler draws them (``_TABLE_ENTRIES_PER_CELL``).
 2. If S > N (probability ~2e-4 per round) redraw that round; conditioning on the event
    {S <= N}, a function of S only, leaves X | S unchanged.
 3. Add N - S battles drawn one by one from c / N (a uniform battle index looked up in the
@@ -31,6 +34,9 @@ _EPS_SIGMAS = 2.0  # thinning in standard deviations of S: P(S > N) ~ 2.5%, redr
 _TAIL_SIGMAS = 10.0  # Poisson tables span mean +- 10 sd (+ slack): tails below 1e-20
 _LUT_MAX = 1 << 25  # battle-index lookup table up to 32M battles, searchsorted beyond
 _CHUNK_ELEMENTS = 1 << 20
+# Inversion tables only while they hold at most this many entries per cell: beyond, their
+# set-up (a CDF entry per value within 10 sd) outweighs a round of numpy Poisson draws.
+_TABLE_ENTRIES_PER_CELL = 64
 
 
 class _PoissonTables:
@@ -127,21 +133,36 @@ class MultinomialSampler:
         self.direct = False
         if self.total == 0:
             return
-        self._lut, self._cum = _battle_lookup(counts)
         eps = _EPS_SIGMAS / np.sqrt(self.total)
         self.direct = self.total <= self.m or eps >= 0.5
+        # The top-up of step 3 draws ~2 sqrt(N) battles per round: a look-up table of all N
+        # battles pays only when every battle is drawn (the direct path).
+        self._lut: np.ndarray | None = None
+        self._cum: np.ndarray = np.cumsum(counts)
+        if self.direct:
+            self._lut, self._cum = _battle_lookup(counts)
+        self._tables: _PoissonTables | None = None
         if not self.direct:
             values, table = np.unique(counts, return_inverse=True)
-            self._tables = _PoissonTables(values, 1.0 - eps)
-            self._tables.prepare(table)
+            self._lam = counts * (1.0 - eps)
+            sd = np.sqrt(values * (1.0 - eps))
+            entries = float(np.sum(2.0 * (_TAIL_SIGMAS * sd + 11.0) + 1.0))
+            if entries <= _TABLE_ENTRIES_PER_CELL * self.m:
+                self._tables = _PoissonTables(values, 1.0 - eps)
+                self._tables.prepare(table)
             self._table = table
+            self._values = values
 
     def can_be_zero(self) -> np.ndarray:
         """Bool per cell: can a redraw leave this cell at zero? (False only for cells whose
         Poisson table starts above zero, i.e. counts of a few hundred or more.)"""
         if self.total == 0 or self.direct:
             return np.ones(self.m, dtype=bool)
-        return np.asarray(self._tables.lowest[self._table] == 0)
+        if self._tables is not None:
+            return np.asarray(self._tables.lowest[self._table] == 0)
+        # Where the tables would start (the same bound): a Poisson draw this far below its
+        # mean has probability below 1e-20, as for a table.
+        return np.asarray(self._lam - _TAIL_SIGMAS * np.sqrt(self._lam) - 10 <= 0)
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         """(rounds, M) int64: ``rounds`` independent redraws."""
@@ -163,15 +184,24 @@ class MultinomialSampler:
         cells += (np.arange(rounds) * m)[:, None]
         return np.bincount(cells.ravel(), minlength=rounds * m).reshape(rounds, m)
 
+    def _poisson(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
+        if self._tables is not None:
+            return self._tables.draw(rounds, rng)
+        return rng.poisson(self._lam, size=(rounds, self.m)).astype(np.int64)
+
     def _draw_poisson(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         m, total = self.m, self.total
-        x = self._tables.draw(rounds, rng)
+        x = self._poisson(rounds, rng)
         sums = x.sum(axis=1)
         while np.any(sums > total):
             redo = np.flatnonzero(sums > total)
-            x[redo] = self._tables.draw(len(redo), rng)
+            x[redo] = self._poisson(len(redo), rng)
             sums[redo] = x[redo].sum(axis=1)
         missing = total - sums
+        if missing.sum() > rounds * m:
+            # Many battles to add per round (large N over few cells): numpy's multinomial,
+            # one binomial per cell, instead of a look-up per battle.
+            return x + rng.multinomial(missing, self.counts / total)
         cells = _cells_of(rng.integers(0, total, size=int(missing.sum())), self._lut, self._cum)
         cells += np.repeat(np.arange(rounds) * m, missing)
         x += np.bincount(cells, minlength=rounds * m).reshape(rounds, m)

@@ -150,7 +150,7 @@ class LeaderboardAPI(CachedReadView):
     def get(self, request):
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
-        view = request.query_params.get("view") or "plain"
+        view = request.query_params.get("view", "plain")
         if fmt not in ("json", "csv"):
             raise NotFound(f"format '{fmt}' is not offered: use json or csv.")
         if view not in ("plain", "ignored"):

@@ -57,10 +57,13 @@ def test_direct_path_joint_distribution_is_multinomial():
     assert _chi2_pvalue(observed, expected) > 1e-3
 
 
-@pytest.mark.parametrize("n_battles", [2_000, 200_000])
+@pytest.mark.parametrize("n_battles", [2_000, 200_000, 30_000_000])
 def test_moments_match_the_multinomial(n_battles):
     rng = np.random.default_rng(3)
     counts = rng.multinomial(n_battles, rng.dirichlet(np.ones(300)))
+    # 30M battles over 300 cells: large counts, drawn by numpy's Poisson sampler, not tables
+    if n_battles > 1_000_000:
+        assert MultinomialSampler(counts)._tables is None
     rounds = 4000
     x = multinomial_counts(counts, rounds, rng).astype(float)
     n = counts.sum()
@@ -82,3 +85,21 @@ def test_zero_rounds_and_zero_battles():
     assert np.all(multinomial_counts(np.zeros(3, dtype=int), 4, np.random.default_rng(0)) == 0)
     with pytest.raises(ValueError):
         MultinomialSampler(np.array([1, -1]))
+
+
+def test_large_counts_marginals_are_exactly_binomial():
+    counts = np.array([20_000, 400_000, 4_580_000])  # 5M battles: the table-free path
+    sampler = MultinomialSampler(counts)
+    assert not sampler.direct and sampler._tables is None
+    assert not sampler.can_be_zero().any()
+    rounds = 20_000
+    x = sampler.draw(rounds, np.random.default_rng(4))
+    assert np.all(x.sum(axis=1) == counts.sum())
+    n = int(counts.sum())
+    for cell in range(2):
+        p = counts[cell] / n
+        sd = math.sqrt(n * p * (1 - p))
+        k = np.arange(int(counts[cell] - 6 * sd), int(counts[cell] + 6 * sd) + 1)
+        expected = rounds * binom.pmf(k, n, p)
+        observed = np.array([np.sum(x[:, cell] == v) for v in k])
+        assert _chi2_pvalue(observed, expected) > 1e-3

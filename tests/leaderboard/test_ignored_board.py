@@ -94,7 +94,8 @@ def test_api_carries_ignored_rates_and_the_variant(board, client):
     assert any(abs(vrows[k]["rating"] - rows[k]["rating"]) > 0.01 for k in rows)
     csv = client.get("/api/v1/leaderboard?view=ignored&format=csv").content.decode()
     assert "plain_rating" in csv.splitlines()[0]
-    bad = client.get("/api/v1/leaderboard?view=bogus")
-    assert bad.status_code == 400 and "view" in bad.json()["fields"]
+    for wrong in ("bogus", ""):
+        bad = client.get(f"/api/v1/leaderboard?view={wrong}")
+        assert bad.status_code == 400 and "view" in bad.json()["fields"]
     other = client.get("/api/v1/leaderboard?category=kind:completion&view=ignored")
     assert other.status_code == 400 and "view" in other.json()["fields"]
