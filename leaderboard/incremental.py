@@ -42,6 +42,7 @@ from .models import (
     DayCell,
     DayUserCell,
     UserCellTotal,
+    UserGroupCellTotal,
     UserTotal,
 )
 
@@ -55,6 +56,11 @@ _SOURCE_VALUE = "(CASE WHEN source = 'simulated' THEN 'simulated' ELSE 'other' E
 # A battle's user as a 64-bit integer (see DayUserCell.user_key): PostgreSQL's own hash,
 # 4x cheaper than an md5 here.
 USER_KEY = "hashtextextended(user_hash, 0)"
+# Fixed groups of users (GroupedCounts.users_in_groups): group = user key mod GROUPS, kept in
+# UserGroupCellTotal. The clustered intervals use them at ARENA_MAX_USER_CLUSTERS = GROUPS (the
+# default); another setting groups the per-user totals when they are read.
+GROUPS = 4096
+USER_GROUP = f"MOD(MOD(user_key, {GROUPS}) + {GROUPS}, {GROUPS})"
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,32 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class _Rollup:
+    """Totals by fewer or coarser keys, kept alongside: `keys` are its columns, `exprs` what
+    they hold in terms of the finer table's columns (the same names unless given)."""
+
+    table: str
+    keys: tuple[str, ...]
+    exprs: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> str:
+        return ", ".join(self.keys)
+
+    @property
+    def select(self) -> str:
+        return ", ".join(self.exprs or self.keys)
+
+
+@dataclass(frozen=True)
 class _Table:
     day_table: str
     total_table: str
     keys: tuple[str, ...]
-    # (table, keys): totals by fewer keys, kept alongside (the number of distinct users is a
-    # COUNT(*) of UserTotal, not a COUNT(DISTINCT) over millions of per-user cells).
-    rollups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The number of distinct users is a COUNT(*) of UserTotal, not a COUNT(DISTINCT) over
+    # millions of per-user cells; the clustered intervals of a large arena read the users in
+    # GROUPS fixed groups (UserGroupCellTotal), not millions of per-user rows.
+    rollups: tuple[_Rollup, ...] = ()
 
     @property
     def columns(self) -> str:
@@ -119,7 +144,14 @@ USERS = _Users(
     DayUserCell._meta.db_table,
     UserCellTotal._meta.db_table,
     ("user_key", "model_a", "model_b", "outcome"),
-    rollups=((UserTotal._meta.db_table, ("user_key",)),),
+    rollups=(
+        _Rollup(UserTotal._meta.db_table, ("user_key",)),
+        _Rollup(
+            UserGroupCellTotal._meta.db_table,
+            ("user_group", "model_a", "model_b", "outcome"),
+            (USER_GROUP, "model_a", "model_b", "outcome"),
+        ),
+    ),
 )
 
 
@@ -151,13 +183,13 @@ def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
     return f"({clause})", params
 
 
-def _add_day_rows(cursor, table: str, keys: tuple[str, ...], day_table: str, days, sign: str):
-    """Add (sign "") or take off (sign "-") the day rows of `days` to `table` by `keys`."""
-    cols = ", ".join(keys)
+def _add_day_rows(cursor, total: _Rollup, day_table: str, days, sign: str):
+    """Add (sign "") or take off (sign "-") the day rows of `days` to `total`, by its keys."""
+    cols, sel = total.columns, total.select
     cursor.execute(
-        f"INSERT INTO {table} ({cols}, count) SELECT {cols}, {sign}SUM(count) FROM {day_table} "
-        f"WHERE day = ANY(%s) GROUP BY {cols} "
-        f"ON CONFLICT ({cols}) DO UPDATE SET count = {table}.count + EXCLUDED.count",
+        f"INSERT INTO {total.table} ({cols}, count) SELECT {sel}, {sign}SUM(count) "
+        f"FROM {day_table} WHERE day = ANY(%s) GROUP BY {sel} "
+        f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count",
         [days],
     )
 
@@ -167,18 +199,18 @@ def _count_days(cursor, table: _Table, days: list[date]) -> None:
     if not days:
         return
     where, params = _day_ranges(days)
-    totals = ((table.total_table, table.keys), *table.rollups)
-    for total, keys in totals:
-        _add_day_rows(cursor, total, keys, table.day_table, days, "-")
+    totals = (_Rollup(table.total_table, table.keys), *table.rollups)
+    for total in totals:
+        _add_day_rows(cursor, total, table.day_table, days, "-")
     cursor.execute(f"DELETE FROM {table.day_table} WHERE day = ANY(%s)", [days])
     cursor.execute(
         f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
         f"{table.count_sql(where, by_day=True)}",
         params,
     )
-    for total, keys in totals:
-        _add_day_rows(cursor, total, keys, table.day_table, days, "")
-        cursor.execute(f"DELETE FROM {total} WHERE count = 0")
+    for total in totals:
+        _add_day_rows(cursor, total, table.day_table, days, "")
+        cursor.execute(f"DELETE FROM {total.table} WHERE count = 0")
 
 
 def _rebuild_tables(cursor) -> None:
@@ -195,12 +227,12 @@ def _rebuild_tables(cursor) -> None:
             f"SELECT {table.columns}, SUM(count) FROM {table.day_table} GROUP BY {table.columns} "
             f"ORDER BY {table.columns}"
         )
-        for rollup, keys in table.rollups:
-            cols = ", ".join(keys)
-            cursor.execute(f"TRUNCATE {rollup}")
+        for rollup in table.rollups:
+            cursor.execute(f"TRUNCATE {rollup.table}")
             cursor.execute(
-                f"INSERT INTO {rollup} ({cols}, count) "
-                f"SELECT {cols}, SUM(count) FROM {table.total_table} GROUP BY {cols}"
+                f"INSERT INTO {rollup.table} ({rollup.columns}, count) "
+                f"SELECT {rollup.select}, SUM(count) FROM {table.total_table} "
+                f"GROUP BY {rollup.select} ORDER BY {rollup.select}"
             )
 
 
@@ -252,12 +284,13 @@ def _mismatches(cursor, table: _Table) -> int:
         f"SELECT {table.columns}, count FROM {table.total_table})) AS diff"
     )
     differ = int(cursor.fetchone()[0])
-    for rollup, keys in table.rollups:
-        cols = ", ".join(keys)
-        sums = f"SELECT {cols}, SUM(count) FROM {table.total_table} GROUP BY {cols}"
+    for rollup in table.rollups:
+        cols, sel = rollup.columns, rollup.select
+        sums = f"SELECT {sel}, SUM(count) FROM {table.total_table} GROUP BY {sel}"
+        mine = f"SELECT {cols}, count FROM {rollup.table}"
         cursor.execute(
-            f"SELECT COUNT(*) FROM ((SELECT {cols}, count FROM {rollup} EXCEPT ALL {sums}) "
-            f"UNION ALL ({sums} EXCEPT ALL SELECT {cols}, count FROM {rollup})) AS diff"
+            f"SELECT COUNT(*) FROM (({mine} EXCEPT ALL {sums}) "
+            f"UNION ALL ({sums} EXCEPT ALL {mine})) AS diff"
         )
         differ += int(cursor.fetchone()[0])
     return differ
@@ -304,6 +337,11 @@ def read_user_cells(*, groups: int | None = None) -> list[tuple]:
         _work_mem(cursor)
         if groups is None:
             cursor.execute(f"SELECT {USERS.columns}, count FROM {USERS.total_table}")
+        elif groups == GROUPS:
+            cursor.execute(
+                "SELECT user_group, model_a, model_b, outcome, count "
+                f"FROM {UserGroupCellTotal._meta.db_table}"
+            )
         else:
             cursor.execute(
                 f"SELECT MOD(MOD(user_key, %s) + %s, %s) AS g, model_a, model_b, outcome, "

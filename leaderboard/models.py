@@ -288,6 +288,32 @@ class UserCellTotal(models.Model):
         return f"user {self.user_key} {self.model_a}-{self.model_b}: {self.count}"
 
 
+class UserGroupCellTotal(models.Model):
+    """UserCellTotal summed over users in fixed groups (user_key mod GROUPS, see
+    leaderboard/incremental.py): what the clustered intervals of an arena with very many
+    users read, at most GROUPS x cells rows whatever the number of users."""
+
+    user_group = models.IntegerField()
+    model_a = models.IntegerField()
+    model_b = models.IntegerField()
+    outcome = models.PositiveSmallIntegerField()
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user_group", "model_a", "model_b", "outcome"],
+                name="user_group_cell_total_key",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["count"], condition=Q(count=0), name="user_group_cell_empty")
+        ]
+
+    def __str__(self) -> str:
+        return f"user group {self.user_group} {self.model_a}-{self.model_b}: {self.count}"
+
+
 class UserTotal(models.Model):
     """Non-excluded battles per user (UserCellTotal summed): one row per user."""
 

@@ -80,6 +80,13 @@ def assert_counts_right(after: str = "") -> None:
     for (user, *_), n in truth_users().items():
         per_user[user] += n
     assert dict(UserTotal.objects.values_list("user_key", "count")) == per_user, after
+    # users in fixed groups (key mod GROUPS; Python's % is never negative, as the SQL's)
+    groups: Counter = Counter()
+    for (user, a, b, o), n in truth_users().items():
+        groups[(user % incremental.GROUPS, a, b, o)] += n
+    grouped = incremental.read_user_cells(groups=incremental.GROUPS)
+    assert Counter({r[:-1]: r[-1] for r in grouped}) == groups, after
+    assert all(n > 0 for *_, n in grouped), after
 
 
 def _vote(rng: random.Random, model_ids: list[int], *, days_ago: int = 0) -> Battle:
