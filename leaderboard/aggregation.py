@@ -125,7 +125,7 @@ def cells_from_combinations(
     )
 
 
-def _engine_outcomes(stored: tuple) -> np.ndarray:
+def _engine_outcomes(stored: tuple | np.ndarray) -> np.ndarray:
     """Stored outcome codes as the engine's (both-bad counts as a tie)."""
     outcome_map = np.zeros(max(_ENGINE_OUTCOME) + 1, dtype=np.int64)
     for ours, engine in _ENGINE_OUTCOME.items():
@@ -227,9 +227,10 @@ def overall_by_user(
     the slices' boards keep independent-vote intervals. `groups`: users summed into that
     many groups by their key already in SQL (on PostgreSQL; the fit groups the rest).
     """
+    cols: list | tuple
     if incremental.enabled():
-        # users as integers (DayUserCell.user_key), or their groups
-        rows = incremental.read_user_cells(groups=groups)
+        # users as integers (DayUserCell.user_key), or their groups; as arrays
+        cols = incremental.read_user_cell_arrays(groups=groups)
     else:
         table = Battle._meta.db_table
         with connection.cursor() as cursor:
@@ -238,20 +239,20 @@ def overall_by_user(
                 f"WHERE NOT excluded GROUP BY user_hash, model_a_id, model_b_id, outcome"
             )
             rows = cursor.fetchall()
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 5
-    a, b = _merged(np.array(cols[1], dtype=np.int64), np.array(cols[2], dtype=np.int64))
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 5
+    a, b = _merged(np.asarray(cols[1], dtype=np.int64), np.asarray(cols[2], dtype=np.int64))
     # Model id -> index in `overall` (-1: not on it, e.g. under the vote minimum).
     position = {pk: overall.models.index(key) for pk, key in keys.items() if key in overall.models}
     ia, ib = _lookup(position, a, default=-1), _lookup(position, b, default=-1)
     keep = (ia >= 0) & (ib >= 0) & (ia != ib)
-    users = np.array(cols[0], dtype=np.int64 if incremental.enabled() else object)
+    users = np.asarray(cols[0], dtype=np.int64 if incremental.enabled() else object)
     _, user_index = np.unique(users[keep], return_inverse=True)
     return GroupedCounts(
         models=overall.models,
         a=ia[keep],
         b=ib[keep],
         outcome=_engine_outcomes(cols[3])[keep],
-        count=np.array(cols[4], dtype=np.int64)[keep],
+        count=np.asarray(cols[4], dtype=np.int64)[keep],
         positions_known=overall.positions_known,
         user=np.asarray(user_index, dtype=np.int64).ravel(),
     )

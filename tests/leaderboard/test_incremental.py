@@ -15,6 +15,7 @@ import threading
 from collections import Counter
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection, connections, transaction
@@ -28,7 +29,7 @@ from leaderboard import incremental
 from leaderboard.aggregation import DIMENSIONS, aggregate
 from leaderboard.models import AggregationState, BattleMark, CellTotal, UserTotal
 from moderation.services import set_excluded
-from tests.factories import BattleFactory
+from tests.factories import ArenaModelFactory, BattleFactory
 
 
 def truth_cells() -> Counter:
@@ -330,3 +331,18 @@ def test_count_tables_emptied_by_a_crash_are_rebuilt(models):
         )
     assert incremental.refresh().full
     assert_counts_right()
+
+
+def test_user_cells_read_as_arrays_equal_the_rows(db):
+    """The array read (read_user_cell_arrays) gives the same rows as the plain one,
+    per user, per fixed group (the rollup) and per other grouping."""
+    ids = [m.pk for m in ArenaModelFactory.create_batch(3)]
+    rng = random.Random(5)
+    Battle.objects.bulk_create(_vote(rng, ids, days_ago=rng.choice([0, 1, 9])) for _ in range(300))
+    incremental.refresh()
+    for groups in (None, incremental.GROUPS, 7):
+        rows = sorted(incremental.read_user_cells(groups=groups))
+        arrays = incremental.read_user_cell_arrays(groups=groups)
+        assert all(a.dtype == np.int64 for a in arrays)
+        assert sorted(zip(*(a.tolist() for a in arrays), strict=True)) == rows
+        assert len(rows) > 10
