@@ -8,9 +8,8 @@ that inserts, changes or deletes battles, the days it touched to `BattleMark` (m
 0012), in the writer's own transaction.
 
 `refresh()` re-aggregates only the marked days: it deletes the marks it can see (those of
-committed transactions) and, for each of their days, takes the day's old counts off the
-totals, counts the day again from its battles and adds the new counts, all in one
-transaction. A mark it cannot see yet (its transaction still open) is not deleted and is
+committed transactions), counts their days again from the battles and adds to the totals
+the difference between the new and the stored day counts, all in one transaction. A mark it cannot see yet (its transaction still open) is not deleted and is
 read by the next refresh; the battles are counted after the marks are read, so they include
 everything those marks stand for (a day counted twice changes nothing). If the refresh
 fails, its deletion of the marks is rolled back with it. No vote waits for a refresh: marks
@@ -184,34 +183,41 @@ def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
     return f"({clause})", params
 
 
-def _add_day_rows(cursor, total: _Rollup, day_table: str, days, sign: str):
-    """Add (sign "") or take off (sign "-") the day rows of `days` to `total`, by its keys."""
-    cols, sel = total.columns, total.select
-    cursor.execute(
-        f"INSERT INTO {total.table} ({cols}, count) SELECT {sel}, {sign}SUM(count) "
-        f"FROM {day_table} WHERE day = ANY(%s) GROUP BY {sel} "
-        f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count",
-        [days],
-    )
-
-
 def _count_days(cursor, table: _Table, days: list[date]) -> None:
-    """Replace the counts of `days` by a fresh count of their battles, totals adjusted."""
+    """Replace the counts of `days` by a fresh count of their battles, totals adjusted.
+
+    Only the difference reaches the totals: the fresh count goes to a temporary table, and
+    each total gets, per key, the fresh count minus the stored one where they differ. A day
+    that gained 10,000 votes touches the totals' keys of those votes, not every key of the
+    day twice (taking it off, then adding it back), which on a 7.7M-row per-user table was
+    most of a refresh."""
     if not days:
         return
     where, params = _day_ranges(days)
-    totals = (_Rollup(table.total_table, table.keys), *table.rollups)
-    for total in totals:
-        _add_day_rows(cursor, total, table.day_table, days, "-")
-    cursor.execute(f"DELETE FROM {table.day_table} WHERE day = ANY(%s)", [days])
+    fresh = f"fresh_{table.day_table}"
     cursor.execute(
-        f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
+        f"CREATE TEMPORARY TABLE {fresh} (day, {table.columns}, count) AS "
         f"{table.count_sql(where, by_day=True)}",
         params,
     )
+    totals = (_Rollup(table.total_table, table.keys), *table.rollups)
     for total in totals:
-        _add_day_rows(cursor, total, table.day_table, days, "")
+        cols, sel = total.columns, total.select
+        cursor.execute(
+            f"INSERT INTO {total.table} ({cols}, count) SELECT {sel}, SUM(delta) FROM ("
+            f"SELECT {table.columns}, count AS delta FROM {fresh} UNION ALL "
+            f"SELECT {table.columns}, -count FROM {table.day_table} WHERE day = ANY(%s)"
+            f") AS d GROUP BY {sel} HAVING SUM(delta) <> 0 "
+            f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count",
+            [days],
+        )
         cursor.execute(f"DELETE FROM {total.table} WHERE count = 0")
+    cursor.execute(f"DELETE FROM {table.day_table} WHERE day = ANY(%s)", [days])
+    cursor.execute(
+        f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
+        f"SELECT day, {table.columns}, count FROM {fresh}"
+    )
+    cursor.execute(f"DROP TABLE {fresh}")
 
 
 def _rebuild_tables(cursor) -> None:
