@@ -139,11 +139,12 @@ def main() -> None:
     )  # fmt: skip
     app_port = int(base.rsplit(":", 1)[1])
     nginx_port = free_port()
-    nginx = read_cache.start(
-        origin_port=app_port, port=nginx_port, prefix=logdir / "nginx", workers=2
-    )
+    nginx = None
     rows: list[dict[str, Any]] = []
     try:
+        nginx = read_cache.start(
+            origin_port=app_port, port=nginx_port, prefix=logdir / "nginx", workers=2
+        )
         for path in PATHS:
             status, headers = get(app_port, path)
             assert status == 200, (path, status)
@@ -171,8 +172,9 @@ def main() -> None:
                     f"{1000 * mid['p99_s']:.1f} ms, app CPU {mid['app_cpu_ms_per_1000']:.0f} ms/1000"
                 )
     finally:
-        nginx.terminate()
-        nginx.wait(timeout=30)
+        if nginx is not None:
+            nginx.terminate()
+            nginx.wait(timeout=30)
         stop_process(server)
     text = report(rows, info, args)
     print(text)
