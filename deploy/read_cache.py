@@ -98,6 +98,8 @@ def start(
     while proc.poll() is None and time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
             return proc
-        time.sleep(0.05)  # nginx binds within milliseconds; this only paces the probe
+        # Not listening yet: wait for nginx to exit (a bad config) or 50 ms, then look again.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.05)
     proc.kill()
     raise RuntimeError(f"nginx did not start (logs in {logs})")

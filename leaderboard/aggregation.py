@@ -155,6 +155,24 @@ def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _lookup(target, a), _lookup(target, b)
 
 
+def on_board(
+    overall: GroupedCounts, keys: dict[int, str], model_a, model_b
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stored model ids as indices into `overall` (merges applied; -1 for a model not on
+    it, e.g. under the vote minimum), and which rows to keep: both on it, and not a battle
+    of two keys of one model."""
+    a, b = _merged(np.asarray(model_a, dtype=np.int64), np.asarray(model_b, dtype=np.int64))
+    position = {pk: overall.models.index(key) for pk, key in keys.items() if key in overall.models}
+    ia, ib = _lookup(position, a, default=-1), _lookup(position, b, default=-1)
+    return ia, ib, (ia >= 0) & (ib >= 0) & (ia != ib)
+
+
+def user_indices(users) -> np.ndarray:
+    """User keys (or hashes) as dense indices 0..n-1, in key order."""
+    _, index = np.unique(np.asarray(users), return_inverse=True)
+    return np.asarray(index, dtype=np.int64).ravel()
+
+
 def _scan_battles() -> BattleCells:
     """The cells straight from the battles (the embedded SQLite mode)."""
     table = Battle._meta.db_table
@@ -240,13 +258,8 @@ def overall_by_user(
             )
             rows = cursor.fetchall()
         cols = list(zip(*rows, strict=True)) if rows else [()] * 5
-    a, b = _merged(np.asarray(cols[1], dtype=np.int64), np.asarray(cols[2], dtype=np.int64))
-    # Model id -> index in `overall` (-1: not on it, e.g. under the vote minimum).
-    position = {pk: overall.models.index(key) for pk, key in keys.items() if key in overall.models}
-    ia, ib = _lookup(position, a, default=-1), _lookup(position, b, default=-1)
-    keep = (ia >= 0) & (ib >= 0) & (ia != ib)
+    ia, ib, keep = on_board(overall, keys, cols[1], cols[2])
     users = np.asarray(cols[0], dtype=np.int64 if incremental.enabled() else object)
-    _, user_index = np.unique(users[keep], return_inverse=True)
     return GroupedCounts(
         models=overall.models,
         a=ia[keep],
@@ -254,5 +267,5 @@ def overall_by_user(
         outcome=_engine_outcomes(cols[3])[keep],
         count=np.asarray(cols[4], dtype=np.int64)[keep],
         positions_known=overall.positions_known,
-        user=np.asarray(user_index, dtype=np.int64).ravel(),
+        user=user_indices(users[keep]),
     )

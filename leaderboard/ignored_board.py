@@ -25,14 +25,14 @@ from django.core.cache import cache
 
 from analysis.ignored import add_ignored_as_ties
 from catalogue.models import ArenaModel
-from catalogue.selectors import merge_targets
 
 from . import selectors
+from .aggregation import on_board
 from .controlled import variant_rows
 from .fitting import FitSettings, fit_board
 from .ignored_pairs import pair_counts
 from .models import Snapshot
-from .recompute import public_models, public_ranks
+from .recompute import _num, public_models, public_ranks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,10 +45,6 @@ class IgnoredBoard:
     scale_label: str
 
 
-def _num(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
 def _compute(sid: int) -> IgnoredBoard | None:
     counts = selectors.overall_counts(snapshot_id=sid)
     snap = Snapshot.objects.filter(pk=sid).first()
@@ -57,20 +53,12 @@ def _compute(sid: int) -> IgnoredBoard | None:
         return None
     minutes = int(settings.ARENA_IGNORED_WINDOW_MINUTES)
     raw = pair_counts(until=published, window=dt.timedelta(minutes=minutes))
-    target = merge_targets()
     keys = dict(ArenaModel.objects.values_list("id", "key"))
-    index = {key: i for i, key in enumerate(counts.models)}
-    a, b, n = [], [], []
-    for top, bottom, _shown, ignored in raw:
-        ia = index.get(keys.get(target.get(top, top), ""), -1)
-        ib = index.get(keys.get(target.get(bottom, bottom), ""), -1)
-        if ignored and ia >= 0 and ib >= 0 and ia != ib:
-            a.append(ia)
-            b.append(ib)
-            n.append(ignored)
-    with_ties = add_ignored_as_ties(
-        counts, a=np.array(a, dtype=np.int64), b=np.array(b, dtype=np.int64), ignored=np.array(n)
-    )
+    cols = list(zip(*raw, strict=True)) if raw else [()] * 4
+    ia, ib, keep = on_board(counts, keys, cols[0], cols[1])
+    ignored = np.asarray(cols[3], dtype=np.int64)
+    keep &= ignored > 0
+    with_ties = add_ignored_as_ties(counts, a=ia[keep], b=ib[keep], ignored=ignored[keep])
     shown_keys = tuple(sorted(set(public_models().values()) & set(counts.models)))
     board = fit_board(
         with_ties,
@@ -95,7 +83,7 @@ def _compute(sid: int) -> IgnoredBoard | None:
             )
             for i, key in enumerate(board.models)
         },
-        ignored=int(sum(n)),
+        ignored=int(ignored[keep].sum()),
         window_minutes=minutes,
         scale_label=board.scale_label,
     )

@@ -29,7 +29,7 @@ from analysis.weights import inverse_pair_count_weights
 from ingest.models import Battle
 
 from . import incremental
-from .aggregation import _engine_outcomes, _lookup, _merged, overall_by_user
+from .aggregation import _engine_outcomes, on_board, overall_by_user, user_indices
 from .models import RatingConfig
 
 # arena-rank's floor: a pair with fewer votes weighs as if it had this many.
@@ -88,10 +88,7 @@ def propensity_counts(
         rows = cursor.fetchall()
     cols = list(zip(*rows, strict=True)) if rows else [()] * (7 if clustered else 6)
     first = 1 if clustered else 0
-    a, b = _merged(np.array(cols[first], dtype=np.int64), np.array(cols[first + 1], dtype=np.int64))
-    position = {pk: overall.models.index(key) for pk, key in keys.items() if key in overall.models}
-    ia, ib = _lookup(position, a, default=-1), _lookup(position, b, default=-1)
-    keep = (ia >= 0) & (ib >= 0) & (ia != ib)
+    ia, ib, keep = on_board(overall, keys, cols[first], cols[first + 1])
     count = np.array(cols[first + 3], dtype=np.int64)[keep]
     with_pi = np.array(cols[first + 4], dtype=np.int64)[keep]
     # SUM over no stored probability is NULL: None -> nan -> 0.
@@ -101,8 +98,7 @@ def propensity_counts(
     users = None
     if clustered:
         keys_of_users = np.array(cols[0], dtype=np.int64 if incremental.enabled() else object)
-        _, index = np.unique(keys_of_users[keep], return_inverse=True)
-        users = np.asarray(index, dtype=np.int64).ravel()
+        users = user_indices(keys_of_users[keep])
     counts = GroupedCounts(
         models=overall.models,
         a=ia[keep],
