@@ -17,6 +17,12 @@ are plain appends with no unique index, and only refreshes write the count table
 time, under a row lock on `AggregationState`). The count tables are UNLOGGED (derived data;
 a crash or failover empties them and the next refresh rebuilds them).
 
+Per-user totals (`UserCellTotal`) are kept only while the arena has at most
+ARENA_MAX_USER_CLUSTERS users, whose clustered intervals resample them one by one; above
+that the intervals read users in fixed groups (`UserGroupCellTotal`), the per-user totals
+are emptied and reads of per-user cells sum the per-day rows. What a refresh does is then
+bounded by the votes it counts, not by the millions of per-user rows of a large arena.
+
 `refresh(full=True)` recounts everything; `reconcile()` (nightly) compares the maintained totals
 with a full GROUP BY over the battles in one snapshot, logs a mismatch as an error and lets
 the full count win.
@@ -97,6 +103,7 @@ class _Table:
     # millions of per-user cells; the clustered intervals of a large arena read the users in
     # GROUPS fixed groups (UserGroupCellTotal), not millions of per-user rows.
     rollups: tuple[_Rollup, ...] = ()
+    per_user: bool = False  # the per-user cells (UserCellTotal kept only for few users)
 
     @property
     def columns(self) -> str:
@@ -152,6 +159,7 @@ USERS = _Users(
             (USER_GROUP, "model_a", "model_b", "outcome"),
         ),
     ),
+    per_user=True,
 )
 
 
@@ -186,38 +194,92 @@ def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
 def _count_days(cursor, table: _Table, days: list[date]) -> None:
     """Replace the counts of `days` by a fresh count of their battles, totals adjusted.
 
-    Only the difference reaches the totals: the fresh count goes to a temporary table, and
-    each total gets, per key, the fresh count minus the stored one where they differ. A day
-    that gained 10,000 votes touches the totals' keys of those votes, not every key of the
-    day twice (taking it off, then adding it back), which on a 7.7M-row per-user table was
-    most of a refresh."""
+    Only the difference reaches the totals: the fresh count goes to a temporary table, the
+    fresh count minus the stored one (where they differ) to another, and each total gets
+    that difference summed by its keys. A day that gained 10,000 votes touches the totals'
+    keys of those votes, not every key of the day twice (taking it off, then adding it
+    back), which on a 7.7M-row per-user table was most of a refresh."""
     if not days:
         return
     where, params = _day_ranges(days)
-    fresh = f"fresh_{table.day_table}"
+    fresh, delta = f"fresh_{table.day_table}", f"delta_{table.day_table}"
     cursor.execute(
-        f"CREATE TEMPORARY TABLE {fresh} (day, {table.columns}, count) AS "
+        f"CREATE TEMPORARY TABLE {fresh} (day, {table.columns}, count) ON COMMIT DROP AS "
         f"{table.count_sql(where, by_day=True)}",
         params,
     )
-    totals = (_Rollup(table.total_table, table.keys), *table.rollups)
-    for total in totals:
-        cols, sel = total.columns, total.select
-        cursor.execute(
-            f"INSERT INTO {total.table} ({cols}, count) SELECT {sel}, SUM(delta) FROM ("
-            f"SELECT {table.columns}, count AS delta FROM {fresh} UNION ALL "
-            f"SELECT {table.columns}, -count FROM {table.day_table} WHERE day = ANY(%s)"
-            f") AS d GROUP BY {sel} HAVING SUM(delta) <> 0 "
-            f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count",
-            [days],
-        )
-        cursor.execute(f"DELETE FROM {total.table} WHERE count = 0")
+    cursor.execute(
+        f"CREATE TEMPORARY TABLE {delta} ({table.columns}, count) ON COMMIT DROP AS "
+        f"SELECT {table.columns}, SUM(d) FROM (SELECT {table.columns}, count AS d FROM {fresh} "
+        f"UNION ALL SELECT {table.columns}, -count FROM {table.day_table} WHERE day = ANY(%s)"
+        f") AS d GROUP BY {table.columns} HAVING SUM(d) <> 0",
+        [days],
+    )
+    for rollup in table.rollups:
+        _add(cursor, rollup, delta)
+    for total in _own_total(cursor, table):  # after the rollups: it counts the users
+        _add(cursor, total, delta)
     cursor.execute(f"DELETE FROM {table.day_table} WHERE day = ANY(%s)", [days])
     cursor.execute(
         f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
         f"SELECT day, {table.columns}, count FROM {fresh}"
     )
-    cursor.execute(f"DROP TABLE {fresh}")
+    cursor.execute(f"DROP TABLE {fresh}, {delta}")
+    if table.per_user and _keeps_user_cells(cursor) and not _state().user_cells_current:
+        _rebuild_user_cells(cursor)
+
+
+def _add(cursor, total: _Rollup, delta: str) -> None:
+    """Add the differences in table `delta` (the finer keys) to `total`, by its keys."""
+    cols, sel = total.columns, total.select
+    cursor.execute(
+        f"INSERT INTO {total.table} ({cols}, count) SELECT {sel}, SUM(count) FROM {delta} "
+        f"GROUP BY {sel} HAVING SUM(count) <> 0 "
+        f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count"
+    )
+    cursor.execute(f"DELETE FROM {total.table} WHERE count = 0")
+
+
+def _own_total(cursor, table: _Table) -> tuple[_Rollup, ...]:
+    """The table's sum over all days, where it is kept: always for the cells; for the
+    per-user cells only while they are current and the arena's users few enough to be
+    resampled one by one (else they are emptied and marked out of date, see
+    `_keeps_user_cells`). Called after the rollups, so UserTotal already counts the users."""
+    own = _Rollup(table.total_table, table.keys)
+    if not table.per_user:
+        return (own,)
+    state = _state()
+    if not state.user_cells_current:
+        return ()
+    if _keeps_user_cells(cursor):
+        return (own,)
+    cursor.execute(f"TRUNCATE {table.total_table}")
+    state.user_cells_current = False
+    state.save(update_fields=["user_cells_current"])
+    return ()
+
+
+def _keeps_user_cells(cursor) -> bool:
+    """Per-user totals are kept only while the clustered intervals resample users one by
+    one (at most ARENA_MAX_USER_CLUSTERS users). A larger arena's intervals read the users in
+    fixed groups (UserGroupCellTotal); keeping millions of per-user rows up to date as well
+    was the part of a refresh that grew with the arena. Readers of per-user cells when they
+    are not kept sum the per-day rows instead (`_user_cells_sql`)."""
+    cursor.execute(f"SELECT COUNT(*) FROM {UserTotal._meta.db_table}")
+    return int(cursor.fetchone()[0]) <= settings.ARENA_MAX_USER_CLUSTERS
+
+
+def _rebuild_user_cells(cursor) -> None:
+    """UserCellTotal from the per-day rows (the arena has become small enough to keep it)."""
+    cursor.execute(f"TRUNCATE {USERS.total_table}")
+    cursor.execute(
+        f"INSERT INTO {USERS.total_table} ({USERS.columns}, count) "
+        f"SELECT {USERS.columns}, SUM(count) FROM {USERS.day_table} GROUP BY {USERS.columns} "
+        f"ORDER BY {USERS.columns}"
+    )
+    state = _state()
+    state.user_cells_current = True
+    state.save(update_fields=["user_cells_current"])
 
 
 def _rebuild_tables(cursor) -> None:
@@ -229,18 +291,25 @@ def _rebuild_tables(cursor) -> None:
         )
         # In key order: the unique index then fills from left to right (half the time of
         # the hash order for the per-user totals, with keys spread by the hash).
-        cursor.execute(
-            f"INSERT INTO {table.total_table} ({table.columns}, count) "
-            f"SELECT {table.columns}, SUM(count) FROM {table.day_table} GROUP BY {table.columns} "
-            f"ORDER BY {table.columns}"
-        )
         for rollup in table.rollups:
             cursor.execute(f"TRUNCATE {rollup.table}")
             cursor.execute(
                 f"INSERT INTO {rollup.table} ({rollup.columns}, count) "
-                f"SELECT {rollup.select}, SUM(count) FROM {table.total_table} "
+                f"SELECT {rollup.select}, SUM(count) FROM {table.day_table} "
                 f"GROUP BY {rollup.select} ORDER BY {rollup.select}"
             )
+        if not table.per_user:
+            cursor.execute(
+                f"INSERT INTO {table.total_table} ({table.columns}, count) "
+                f"SELECT {table.columns}, SUM(count) FROM {table.day_table} "
+                f"GROUP BY {table.columns} ORDER BY {table.columns}"
+            )
+        elif _keeps_user_cells(cursor):
+            _rebuild_user_cells(cursor)
+        else:
+            state = _state()
+            state.user_cells_current = False
+            state.save(update_fields=["user_cells_current"])
 
 
 def _emptied(state: AggregationState) -> bool:
@@ -278,26 +347,30 @@ def refresh(*, full: bool = False) -> Refresh:
             days = tuple(marked)
         state.built, state.refreshed_at = True, timezone.now()
         state.cells = CellTotal.objects.count()
-        state.save()
+        # not user_cells_current: the count functions keep it
+        state.save(update_fields=["built", "refreshed_at", "cells", "rebuilt_at"])
     return Refresh(days=days, full=full)
 
 
 def _mismatches(cursor, table: _Table) -> int:
-    """Cells in which the maintained totals and a full count of the battles differ."""
+    """Cells in which the maintained totals (and their rollups) and a full count of the
+    battles differ."""
     full = table.count_sql("TRUE", by_day=False)
-    cursor.execute(
-        f"SELECT COUNT(*) FROM ((SELECT {table.columns}, count FROM {table.total_table} "
-        f"EXCEPT ALL {full}) UNION ALL ({full} EXCEPT ALL "
-        f"SELECT {table.columns}, count FROM {table.total_table})) AS diff"
-    )
-    differ = int(cursor.fetchone()[0])
+    checked = [(table.total_table, table.columns, full)]
+    if table.per_user and not _state().user_cells_current:
+        checked = []  # not kept (many users): emptied, nothing to compare
     for rollup in table.rollups:
-        cols, sel = rollup.columns, rollup.select
-        sums = f"SELECT {sel}, SUM(count) FROM {table.total_table} GROUP BY {sel}"
-        mine = f"SELECT {cols}, count FROM {rollup.table}"
+        sums = (
+            f"SELECT {rollup.select}, SUM(count) FROM ({full}) AS f({table.columns}, count) "
+            f"GROUP BY {rollup.select}"
+        )
+        checked.append((rollup.table, rollup.columns, sums))
+    differ = 0
+    for total, columns, truth in checked:
+        mine = f"SELECT {columns}, count FROM {total}"
         cursor.execute(
-            f"SELECT COUNT(*) FROM (({mine} EXCEPT ALL {sums}) "
-            f"UNION ALL ({sums} EXCEPT ALL {mine})) AS diff"
+            f"SELECT COUNT(*) FROM (({mine} EXCEPT ALL {truth}) "
+            f"UNION ALL ({truth} EXCEPT ALL {mine})) AS diff"
         )
         differ += int(cursor.fetchone()[0])
     return differ
@@ -316,7 +389,7 @@ def reconcile() -> Refresh:
         mismatched = sum(_mismatches(cursor, t) for t in (CELLS, USERS))
         state = _state()
         state.reconciled_at, state.last_mismatch = timezone.now(), mismatched
-        state.save()
+        state.save(update_fields=["reconciled_at", "last_mismatch"])
     if mismatched:
         log.error(
             "Maintained battle counts differ from a full count in %d cells; rebuilding them",
@@ -337,17 +410,24 @@ def read_cells() -> tuple[list[tuple], int]:
 
 
 def _user_cells_sql(groups: int | None) -> str:
-    if groups is None:
-        return f"SELECT {USERS.columns}, count FROM {USERS.total_table}"
     if groups == GROUPS:
         return (
             "SELECT user_group, model_a, model_b, outcome, count "
             f"FROM {UserGroupCellTotal._meta.db_table}"
         )
+    # The per-user totals, or while they are not kept (many users) the per-day rows summed.
+    current = AggregationState.objects.filter(pk=1).values_list("user_cells_current", flat=True)
+    table = USERS.total_table if current.first() is not False else USERS.day_table
+    if groups is None:
+        return (
+            f"SELECT {USERS.columns}, SUM(count) FROM {table} GROUP BY {USERS.columns}"
+            if table == USERS.day_table
+            else f"SELECT {USERS.columns}, count FROM {table}"
+        )
     g = int(groups)
     return (
         f"SELECT MOD(MOD(user_key, {g}) + {g}, {g}) AS g, model_a, model_b, outcome, "
-        f"SUM(count) FROM {USERS.total_table} GROUP BY g, model_a, model_b, outcome"
+        f"SUM(count) FROM {table} GROUP BY g, model_a, model_b, outcome"
     )
 
 

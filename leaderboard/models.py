@@ -349,6 +349,8 @@ class AggregationState(models.Model):
     rebuilt_at = models.DateTimeField(null=True)
     reconciled_at = models.DateTimeField(null=True)
     last_mismatch = models.PositiveIntegerField(default=0)
+    # UserCellTotal is kept only while the users are few (incremental._keeps_user_cells).
+    user_cells_current = models.BooleanField(default=True)
 
     def __str__(self) -> str:
         return f"counts refreshed {self.refreshed_at}"

@@ -27,7 +27,14 @@ from ingest.models import Battle, BattleSource, Outcome
 from ingest.simulation import delete_simulated, simulate
 from leaderboard import incremental
 from leaderboard.aggregation import DIMENSIONS, aggregate
-from leaderboard.models import AggregationState, BattleMark, CellTotal, UserTotal
+from leaderboard.models import (
+    AggregationState,
+    BattleMark,
+    CellTotal,
+    UserCellTotal,
+    UserGroupCellTotal,
+    UserTotal,
+)
 from moderation.services import set_excluded
 from tests.factories import ArenaModelFactory, BattleFactory
 
@@ -201,17 +208,24 @@ class Arena:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_incremental_counts_equal_a_full_count_after_every_step(models, admin_user, seed):
+def test_incremental_counts_equal_a_full_count_after_every_step(models, admin_user, seed, settings):
     rng = random.Random(seed)
+    # Odd seeds: so few users allowed one by one that the per-user totals are not kept most
+    # of the time (the arena's users cross the limit both ways as battles come and go).
+    settings.ARENA_MAX_USER_CLUSTERS = 4 if seed % 2 else 4096
     arena = Arena(rng, admin_user)
     incremental.refresh()
     assert_counts_right()
+    kept = set()  # were the per-user totals kept after each step
     for _ in range(14):
         operation = rng.choice(Arena.OPERATIONS)
         getattr(arena, operation)()
         done = incremental.refresh()
         assert not done.full
         assert_counts_right(after=operation)
+        kept.add(AggregationState.objects.get().user_cells_current)
+    # Odd seeds went both ways: per-user totals dropped, then rebuilt from the day rows.
+    assert kept == ({False, True} if seed % 2 else {True})
     # The engine's input agrees too: the incremental cells are the scan's cells.
     cells = aggregate()
     assert cells.battles == sum(
@@ -330,6 +344,35 @@ def test_count_tables_emptied_by_a_crash_are_rebuilt(models):
             "leaderboard_usercelltotal, leaderboard_usertotal"
         )
     assert incremental.refresh().full
+    assert_counts_right()
+
+
+def test_many_users_per_user_totals_not_kept_yet_read_and_reconciled(models, settings):
+    """Above ARENA_MAX_USER_CLUSTERS users the per-user totals are emptied and not kept; the
+    per-user reads sum the day rows, the fixed groups and user counts stay maintained, and
+    the reconciliation still checks them against the battles."""
+    ids = [m.pk for m in models.values()]
+    rng = random.Random(8)
+    Battle.objects.bulk_create([_vote(rng, ids, days_ago=d % 3) for d in range(60)])
+    incremental.refresh()
+    settings.ARENA_MAX_USER_CLUSTERS = 2
+    Battle.objects.bulk_create([_vote(rng, ids)])
+    incremental.refresh()
+    assert not AggregationState.objects.get().user_cells_current
+    assert not UserCellTotal.objects.exists()
+    assert_counts_right()
+    assert incremental.reconcile().mismatched == 0
+    group = UserGroupCellTotal.objects.order_by("id").first()
+    group.count += 1
+    group.save()
+    done = incremental.reconcile()
+    assert done.mismatched == 2 and done.full
+    assert_counts_right()
+    settings.ARENA_MAX_USER_CLUSTERS = 4096  # few users again: rebuilt by the next refresh
+    Battle.objects.bulk_create([_vote(rng, ids)])
+    incremental.refresh()
+    assert AggregationState.objects.get().user_cells_current
+    assert UserCellTotal.objects.exists()
     assert_counts_right()
 
 
