@@ -31,6 +31,7 @@ the full count win.
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -41,6 +42,7 @@ from django.utils import timezone
 
 from ingest.models import Battle
 
+from . import group_cache
 from .models import (
     AggregationState,
     BattleMark,
@@ -84,6 +86,8 @@ class _Rollup:
     table: str
     keys: tuple[str, ...]
     exprs: tuple[str, ...] = ()
+    cached: bool = False  # its changed rows are handed to group_cache
+
 
     @property
     def columns(self) -> str:
@@ -157,6 +161,7 @@ USERS = _Users(
             UserGroupCellTotal._meta.db_table,
             ("user_group", "model_a", "model_b", "outcome"),
             (USER_GROUP, "model_a", "model_b", "outcome"),
+            cached=True,
         ),
     ),
     per_user=True,
@@ -191,16 +196,17 @@ def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
     return f"({clause})", params
 
 
-def _count_days(cursor, table: _Table, days: list[date]) -> None:
+def _count_days(cursor, table: _Table, days: list[date]) -> list[tuple]:
     """Replace the counts of `days` by a fresh count of their battles, totals adjusted.
 
     Only the difference reaches the totals: the fresh count goes to a temporary table, the
     fresh count minus the stored one (where they differ) to another, and each total gets
     that difference summed by its keys. A day that gained 10,000 votes touches the totals'
     keys of those votes, not every key of the day twice (taking it off, then adding it
-    back), which on a 7.7M-row per-user table was most of a refresh."""
+    back), which on a 7.7M-row per-user table was most of a refresh. Returns the rows
+    the cached rollup (group_cache) now has where it changed (count 0: deleted)."""
     if not days:
-        return
+        return []
     where, params = _day_ranges(days)
     fresh, delta = f"fresh_{table.day_table}", f"delta_{table.day_table}"
     cursor.execute(
@@ -215,8 +221,9 @@ def _count_days(cursor, table: _Table, days: list[date]) -> None:
         f") AS d GROUP BY {table.columns} HAVING SUM(d) <> 0",
         [days],
     )
+    changed: list[tuple] = []
     for rollup in table.rollups:
-        _add(cursor, rollup, delta)
+        changed += _add(cursor, rollup, delta)
     for total in _own_total(cursor, table):  # after the rollups: it counts the users
         _add(cursor, total, delta)
     cursor.execute(f"DELETE FROM {table.day_table} WHERE day = ANY(%s)", [days])
@@ -227,17 +234,22 @@ def _count_days(cursor, table: _Table, days: list[date]) -> None:
     cursor.execute(f"DROP TABLE {fresh}, {delta}")
     if table.per_user and _keeps_user_cells(cursor) and not _state().user_cells_current:
         _rebuild_user_cells(cursor)
+    return changed
 
 
-def _add(cursor, total: _Rollup, delta: str) -> None:
-    """Add the differences in table `delta` (the finer keys) to `total`, by its keys."""
+def _add(cursor, total: _Rollup, delta: str) -> list[tuple]:
+    """Add the differences in table `delta` (the finer keys) to `total`, by its keys; for a
+    cached total, the rows it changed with their new counts."""
     cols, sel = total.columns, total.select
     cursor.execute(
         f"INSERT INTO {total.table} ({cols}, count) SELECT {sel}, SUM(count) FROM {delta} "
         f"GROUP BY {sel} HAVING SUM(count) <> 0 "
         f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count"
+        + (f" RETURNING {cols}, {total.table}.count" if total.cached else "")
     )
+    changed = cursor.fetchall() if total.cached else []
     cursor.execute(f"DELETE FROM {total.table} WHERE count = 0")
+    return changed
 
 
 def _own_total(cursor, table: _Table) -> tuple[_Rollup, ...]:
@@ -337,18 +349,30 @@ def refresh(*, full: bool = False) -> Refresh:
         state = _state()
         full = full or not state.built or _emptied(state)
         marked = _take_marked_days(cursor)
+        before = state.group_version
+        changed: list[tuple] = []
         if full:
             _rebuild_tables(cursor)
             days: tuple[date, ...] = ()
             state.rebuilt_at = timezone.now()
         else:
             for table in (CELLS, USERS):
-                _count_days(cursor, table, marked)
+                changed += _count_days(cursor, table, marked)
             days = tuple(marked)
+        if full or days:
+            state.group_version = uuid.uuid4().hex
         state.built, state.refreshed_at = True, timezone.now()
         state.cells = CellTotal.objects.count()
         # not user_cells_current: the count functions keep it
-        state.save(update_fields=["built", "refreshed_at", "cells", "rebuilt_at"])
+        state.save(
+            update_fields=["built", "refreshed_at", "cells", "rebuilt_at", "group_version"]
+        )
+        if full:
+            group_cache.forget()
+        else:
+            # At once, not on commit: if this rolls back, the copy is at a version that never
+            # was the table's, and the next read goes to the table.
+            group_cache.follow(before=before, after=state.group_version, rows=changed)
     return Refresh(days=days, full=full)
 
 
@@ -431,6 +455,11 @@ def _user_cells_sql(groups: int | None) -> str:
     )
 
 
+def _group_version() -> str:
+    version = AggregationState.objects.filter(pk=1).values_list("group_version", flat=True)
+    return version.first() or ""
+
+
 def read_user_cells(*, groups: int | None = None) -> list[tuple]:
     """Rows of (user key, A, B, outcome, count) from the totals; with `groups`, users summed
     into that many groups by their key (GroupedCounts.users_in_groups), so the rows read
@@ -444,7 +473,15 @@ def read_user_cells(*, groups: int | None = None) -> list[tuple]:
 def read_user_cell_arrays(*, groups: int | None = None) -> tuple[np.ndarray, ...]:
     """`read_user_cells` as five int64 arrays (user or group, A, B, outcome, count). One 2-D
     array from the rows, then its columns: at a million rows 0.3 s, where transposing the
-    tuples first (zip) took 1.4 s (a binary COPY parsed with numpy was slower still)."""
+    tuples first (zip) took 1.4 s (a binary COPY parsed with numpy was slower still). The
+    fixed groups come from this process's copy (group_cache) when it is current."""
+    version = _group_version() if groups == GROUPS else ""  # read before the rows
+    cached = group_cache.read(version)
+    if cached is not None:
+        return cached
     rows = read_user_cells(groups=groups)
     table = np.array(rows, dtype=np.int64).reshape(len(rows), 5)
-    return tuple(np.ascontiguousarray(table[:, i]) for i in range(5))
+    columns = tuple(np.ascontiguousarray(table[:, i]) for i in range(5))
+    if version:
+        group_cache.store(version, columns)
+    return columns

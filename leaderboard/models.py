@@ -351,6 +351,8 @@ class AggregationState(models.Model):
     last_mismatch = models.PositiveIntegerField(default=0)
     # UserCellTotal is kept only while the users are few (incremental._keeps_user_cells).
     user_cells_current = models.BooleanField(default=True)
+    # Changed by every refresh that changes counts (leaderboard/group_cache.py).
+    group_version = models.CharField(max_length=32, blank=True, default="")
 
     def __str__(self) -> str:
         return f"counts refreshed {self.refreshed_at}"

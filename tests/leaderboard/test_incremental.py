@@ -25,7 +25,7 @@ from catalogue.models import ArenaModel
 from catalogue.services import merge_model, unmerge_model
 from ingest.models import Battle, BattleSource, Outcome
 from ingest.simulation import delete_simulated, simulate
-from leaderboard import incremental
+from leaderboard import group_cache, incremental
 from leaderboard.aggregation import DIMENSIONS, aggregate
 from leaderboard.models import (
     AggregationState,
@@ -95,6 +95,9 @@ def assert_counts_right(after: str = "") -> None:
     grouped = incremental.read_user_cells(groups=incremental.GROUPS)
     assert Counter({r[:-1]: r[-1] for r in grouped}) == groups, after
     assert all(n > 0 for *_, n in grouped), after
+    # and this process's copy of them (group_cache), followed through every refresh
+    arrays = incremental.read_user_cell_arrays(groups=incremental.GROUPS)
+    assert sorted(zip(*(a.tolist() for a in arrays), strict=True)) == sorted(grouped), after
 
 
 def _vote(rng: random.Random, model_ids: list[int], *, days_ago: int = 0) -> Battle:
@@ -222,6 +225,8 @@ def test_incremental_counts_equal_a_full_count_after_every_step(models, admin_us
         getattr(arena, operation)()
         done = incremental.refresh()
         assert not done.full
+        # the copy was followed, not read again (a refresh that counted nothing keeps it)
+        assert group_cache.read(AggregationState.objects.get().group_version) is not None
         assert_counts_right(after=operation)
         kept.add(AggregationState.objects.get().user_cells_current)
     # Odd seeds went both ways: per-user totals dropped, then rebuilt from the day rows.
