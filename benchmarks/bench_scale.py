@@ -15,7 +15,9 @@ in this process against PostgreSQL:
   * full recompute (``recompute(full=True)``: every battle counted, the per-day tables
     rebuilt, every slice fitted), and beside it (a) the reference: the single GROUP BY over
     every battle that the previous design ran on every recompute (its SQL time only);
-  * incremental recompute after 10,000 new votes (today), median of ``--repeats``;
+  * incremental recompute after 10,000 new votes (today), median of ``--repeats``, with
+    this process as the only worker, then again with a second worker -- a real
+    ``celery worker`` process on the same Redis queue -- taking slice fits (fanout.py);
   * incremental recompute after a moderation action that excludes a day's battles of one
     user (``moderation.services.exclude_user`` restricted to a day);
   * the nightly reconciliation (``incremental.reconcile``);
@@ -29,10 +31,15 @@ Figures go to the section "## Scale (issue 18)" of docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
+import subprocess
 import tempfile
 import time
 import urllib.request
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench_recompute import setup_django
@@ -51,6 +58,7 @@ from common import (
     run_wrk,
     start_gunicorn,
     stop_process,
+    venv_python,
     write_section,
 )
 
@@ -186,6 +194,13 @@ def measure(size: int, repeats: int, admin) -> dict:
         new_votes(10_000, f"{size}-{i}")
         inc.append(timed_recompute())
         log(f"  after 10k new votes: {inc[-1]['total']:.2f} s (SQL {inc[-1]['sql']:.2f} s)")
+    inc2 = []
+    with second_worker():
+        timed_recompute()  # settle: the worker's first fits import and warm up
+        for i in range(repeats):
+            new_votes(10_000, f"{size}-w{i}")
+            inc2.append(timed_recompute())
+            log(f"  with a second worker: {inc2[-1]['total']:.2f} s (SQL {inc2[-1]['sql']:.2f} s)")
     excluded = moderate_one_day(admin)
     mod = timed_recompute()
     log(f"  after excluding {excluded} battles of one day: {mod['total']:.2f} s")
@@ -205,6 +220,9 @@ def measure(size: int, repeats: int, admin) -> dict:
         "inc_total": med(r["total"] for r in inc),
         "inc_sql": med(r["sql"] for r in inc),
         "inc_fit": med(r["fit"] for r in inc),
+        "inc2_total": med(r["total"] for r in inc2),
+        "inc2_sql": med(r["sql"] for r in inc2),
+        "inc2_fit": med(r["fit"] for r in inc2),
         "mod_total": mod["total"],
         "mod_sql": mod["sql"],
         "mod_excluded": excluded,
@@ -212,6 +230,27 @@ def measure(size: int, repeats: int, admin) -> dict:
         "mismatched": rec.mismatched,
         "sizes": sizes(),
     }
+
+
+@contextlib.contextmanager
+def second_worker() -> Iterator[None]:
+    """A `celery worker` on this run's queue while the block runs (slice fits, fanout.py)."""
+    logfile = Path(tempfile.mkstemp(prefix="bench_scale_worker_", suffix=".log")[1])
+    env = django_env(ARGS.db, ARGS.redis_url, CELERY_QUEUE=os.environ["CELERY_QUEUE"])
+    with logfile.open("w") as handle:
+        worker = subprocess.Popen(
+            [venv_python(), "-m", "celery", "-A", "arena_site", "worker", "--pool=solo",
+             "-Q", os.environ["CELERY_QUEUE"], "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.time() + 180
+            while "ready." not in logfile.read_text() and time.time() < deadline:
+                time.sleep(0.5)
+            yield
+        finally:
+            worker.terminate()
+            worker.wait(30)
 
 
 def bench_reads(seconds: int) -> list[dict]:
@@ -265,18 +304,21 @@ def report(results: list[dict], reads: list[dict], info: dict) -> str:
         f"Measured {info['date']} on {machine_line(info)}, PostgreSQL {info['postgres']}, by `benchmarks/bench_scale.py` "
         "(PostgreSQL on the same machine; other work was running on it, so read ratios and "
         "medians). Battles: the 90-day simulation, then older copies of it (an arena running "
-        "longer). Recompute = count cells + fit every slice + publish.",
+        "longer). Recompute = count cells + fit every slice + publish, in this process (a "
+        "worker's); 2 workers = this process and one `celery worker --pool=solo` on the same "
+        "cores, which takes slice fits.",
         "",
         "| battles | users | full recompute (SQL + fit) | (a) reference: one GROUP BY over every "
-        "battle | after 10k new votes (SQL + fit) | after a moderation action on one day | "
-        "reconciliation |",
-        "|---|---|---|---|---|---|---|",
+        "battle | after 10k new votes, 1 worker (SQL + fit) | after 10k new votes, 2 workers | "
+        "after a moderation action on one day | reconciliation |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r['battles']:,} | {r['users']:,} | {r['full_total']:.1f} s ({r['full_sql']:.1f}"
             f" + {r['full_fit']:.1f}) | {r['ref_scan']:.1f} s (SQL only) | {r['inc_total']:.2f} s"
-            f" ({r['inc_sql']:.2f} + {r['inc_fit']:.2f}) | {r['mod_total']:.2f} s "
+            f" ({r['inc_sql']:.2f} + {r['inc_fit']:.2f}) | {r['inc2_total']:.2f} s"
+            f" ({r['inc2_sql']:.2f} + {r['inc2_fit']:.2f}) | {r['mod_total']:.2f} s "
             f"({r['mod_excluded']} battles excluded) | {r['reconcile']:.1f} s "
             f"({r['mismatched']} cells differed) |"
         )
@@ -321,6 +363,7 @@ def main() -> None:
     add_service_options(parser, db="arena_bench_scale", redis_db=13)
     ARGS = args = parser.parse_args()
     wanted = [int(s) for s in args.sizes.split(",")]
+    os.environ["CELERY_QUEUE"] = f"bench-scale-{uuid.uuid4().hex[:8]}"
     info = machine_info({"numpy": "numpy", "psycopg": "psycopg"})
     info["postgres"] = psql("postgres", "SHOW server_version")
     recreate_database(args.db)
