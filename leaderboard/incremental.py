@@ -88,7 +88,6 @@ class _Rollup:
     exprs: tuple[str, ...] = ()
     cached: bool = False  # its changed rows are handed to group_cache
 
-
     @property
     def columns(self) -> str:
         return ", ".join(self.keys)
@@ -364,9 +363,7 @@ def refresh(*, full: bool = False) -> Refresh:
         state.built, state.refreshed_at = True, timezone.now()
         state.cells = CellTotal.objects.count()
         # not user_cells_current: the count functions keep it
-        state.save(
-            update_fields=["built", "refreshed_at", "cells", "rebuilt_at", "group_version"]
-        )
+        state.save(update_fields=["built", "refreshed_at", "cells", "rebuilt_at", "group_version"])
         if full:
             group_cache.forget()
         else:
