@@ -553,7 +553,7 @@ class RuleBasedTaskTypeClassifier:
         """Lookup tables for `__call__`: value -> rules listing it, per kind.
 
         ``explain`` asks every rule in turn; most find nothing (a context names a handful
-        of the ~1,500 listed values). `__call__` gets the same hits from the few values the
+        of the ~1,100 listed values). `__call__` gets the same hits from the few values the
         features do contain: each present word, line head, import or language is looked up
         once, and only substring, pattern and import-prefix rules are asked themselves.
         Rules of other classes than `Rule` are always asked (their `hits` may differ).
