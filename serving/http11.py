@@ -266,10 +266,16 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool
     while True:
         version, status = _status_line(await _read_line(reader))
         headers: dict[bytes, bytes] = {}
+        last = b""
         for _ in range(_MAX_HEADERS + 1):
             line = await _read_line(reader)
             if not line:
                 break
+            if line[:1] in (b" ", b"\t"):  # obsolete line folding, unfolded as h11 does
+                if not last:
+                    raise HTTPCallError("RemoteProtocolError")
+                headers[last] = headers[last] + b" " + line.strip()
+                continue
             name, sep, value = line.partition(b":")
             if not sep or not name or name != name.strip():
                 raise HTTPCallError("RemoteProtocolError")
@@ -277,6 +283,7 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool
             value = value.strip()
             # Repeated headers: joined as httpx's Headers.get does.
             headers[name] = headers[name] + b", " + value if name in headers else value
+            last = name
         else:
             raise HTTPCallError("RemoteProtocolError")
         if status >= 200 or status == 101:
