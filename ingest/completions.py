@@ -9,7 +9,12 @@ replaced by the client's and the client's fields are never lost.
 
 from __future__ import annotations
 
-from django.db import transaction
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection, models, transaction
+from django.utils import timezone
 
 from .models import CompletionCode, CompletionLog, SingleOutcome
 from .pseudonyms import pseudonymise_user
@@ -51,6 +56,71 @@ def _upsert(logs: list[CompletionLog], *, columns: list[str]) -> None:
     )
 
 
+# The same upsert as one hand-written statement (PostgreSQL): the ORM's bulk_create (model
+# instances, SQL compilation, per-field value preparation) was ~a fifth of a served pair's
+# CPU. Values are prepared as the fields would (plain str/int/float/bool, not Choices
+# members), columns a writer does not set take the model's defaults.
+_LOG_FIELDS = [f for f in CompletionLog._meta.concrete_fields if not f.primary_key]
+_LOG_TABLE = CompletionLog._meta.db_table
+_LOG_COLUMN_LIST = ", ".join(f'"{f.column}"' for f in _LOG_FIELDS)
+_LOG_ROW = "(" + ", ".join(["%s"] * len(_LOG_FIELDS)) + ")"
+
+
+def _preparer(field: models.Field) -> Callable[[Any], Any]:
+    kind = field.get_internal_type()
+    if kind in ("CharField", "TextField"):
+        return str
+    if kind == "FloatField":
+        return float
+    if kind == "BooleanField":
+        return bool
+    if kind in ("ForeignKey", "PositiveSmallIntegerField", "IntegerField", "BigIntegerField"):
+        return int
+    return lambda value: value  # received_at: an aware datetime from timezone.now
+
+
+_LOG_PREPARE = [(f.attname, _preparer(f)) for f in _LOG_FIELDS]
+
+
+@functools.cache
+def _upsert_sql(rows: int, columns: tuple[str, ...]) -> str:
+    column_of = {f.name: f.column for f in _LOG_FIELDS}
+    names = [column_of[c] for c in columns]
+    updates = ", ".join(f'"{name}" = EXCLUDED."{name}"' for name in names)
+    return (
+        f'INSERT INTO "{_LOG_TABLE}" ({_LOG_COLUMN_LIST}) VALUES '
+        + ", ".join([_LOG_ROW] * rows)
+        + f' ON CONFLICT ("completion_id") DO UPDATE SET {updates}'
+    )
+
+
+def _log_values(completion: CompletionIn) -> list:
+    values = {
+        "completion_id": completion.completion_id,
+        **_log_fields(completion),
+        "received_at": timezone.now(),  # the field's default, per row as the ORM has it
+    }
+    out = []
+    for name, prepare in _LOG_PREPARE:
+        value = values[name]
+        out.append(None if value is None else prepare(value))
+    return out
+
+
+def _upsert_completions(completions: list[CompletionIn], *, columns: list[str]) -> None:
+    if not completions:
+        return
+    if connection.vendor != "postgresql":
+        _upsert(
+            [CompletionLog(completion_id=c.completion_id, **_log_fields(c)) for c in completions],
+            columns=columns,
+        )
+        return
+    params = [value for c in completions for value in _log_values(c)]
+    with connection.cursor() as cursor:
+        cursor.execute(_upsert_sql(len(completions), tuple(columns)), params)
+
+
 def record_completion(*, completion: CompletionIn) -> bool:
     """Log a completion the extension showed. False when its id was already logged."""
     with transaction.atomic():
@@ -68,10 +138,7 @@ def record_completions(*, completions: list[CompletionIn]) -> None:
     extension already wrote keeps its client columns and takes the served ones; code is kept
     only under Research, as in `record_completion`."""
     with transaction.atomic():
-        _upsert(
-            [CompletionLog(completion_id=c.completion_id, **_log_fields(c)) for c in completions],
-            columns=SERVER_COLUMNS,
-        )
+        _upsert_completions(completions, columns=SERVER_COLUMNS)
         codes = [
             CompletionCode(completion_id=c.completion_id, prompt=c.prompt, completion=c.completion)
             for c in completions

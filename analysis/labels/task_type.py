@@ -547,6 +547,76 @@ class RuleBasedTaskTypeClassifier:
         if unknown:
             raise ValueError(f"rules use unknown labels: {sorted(unknown)}")
         self.min_score = min_score
+        self._index_rules()
+
+    def _index_rules(self) -> None:
+        """Lookup tables for `__call__`: value -> rules listing it, per kind.
+
+        ``explain`` asks every rule in turn; most find nothing (a context names a handful
+        of the ~1,100 listed values). `__call__` gets the same hits from the few values the
+        features do contain: each present word, line head, import or language is looked up
+        once, and only substring, pattern and import-prefix rules are asked themselves.
+        Rules of other classes than `Rule` are always asked (their `hits` may differ).
+        """
+        self._words: dict[str, list[int]] = {}
+        self._heads: dict[str, list[int]] = {}
+        self._imports: dict[str, list[int]] = {}
+        self._languages: dict[str, list[int]] = {}
+        self._asked: list[int] = []  # substring, pattern, import prefixes, other classes
+        tables = {
+            "word": self._words,
+            "line_head": self._heads,
+            "import": self._imports,
+            "language": self._languages,
+        }
+        for index, rule in enumerate(self.rules):
+            table = tables.get(rule.kind) if type(rule) is Rule else None
+            if table is None:
+                self._asked.append(index)
+                continue
+            for value in rule._set:
+                table.setdefault(value, []).append(index)
+            if rule.kind == "import" and rule._prefixes:
+                self._asked.append(index)  # its prefix part; the set part is indexed
+        self._word_set = frozenset(self._words)
+        self._head_set = frozenset(self._heads)
+        self._import_set = frozenset(self._imports)
+
+    def _hits(self, features: Features) -> dict[int, int]:
+        """rule index -> hits, for the rules with any (what ``rule.hits`` gives each)."""
+        hits: dict[int, int] = {}
+        for present, table in (
+            (features.words & self._word_set, self._words),
+            (features.line_heads & self._head_set, self._heads),
+            (features.imports & self._import_set, self._imports),
+        ):
+            for value in present:
+                for index in table[value]:
+                    hits[index] = hits.get(index, 0) + 1
+        for index in self._languages.get(features.language, ()):
+            hits[index] = hits.get(index, 0) + 1
+        imports = features.imports
+        text = features.text
+        for index in self._asked:
+            rule = self.rules[index]
+            if type(rule) is not Rule:
+                found = rule.hits(features)
+            elif rule.kind == "import":
+                prefixes = rule._prefixes
+                found = sum(1 for module in imports if module.startswith(prefixes))
+            elif rule.kind == "substring":
+                # Counting stops at the cap: the score uses min(hits, cap).
+                found, cap = 0, rule.cap
+                for value in rule.values:
+                    if value in text:
+                        found += 1
+                        if found >= cap:
+                            break
+            else:
+                found = rule.hits(features)
+            if found:
+                hits[index] = hits.get(index, 0) + found
+        return hits
 
     def explain(
         self, *, programming_language: str, prefix: str, suffix: str
@@ -568,9 +638,18 @@ class RuleBasedTaskTypeClassifier:
         return TaskTypeExplanation(label=label, scores=scores, fired=tuple(fired))
 
     def __call__(self, *, programming_language: str, prefix: str, suffix: str) -> str:
-        return self.explain(
+        """``explain(...).label``, from the indexed rules (see `_index_rules`): the same
+        contributions added in the same order, so the same totals and the same label."""
+        features = extract_features(
             programming_language=programming_language, prefix=prefix, suffix=suffix
-        ).label
+        )
+        scores = dict.fromkeys(TASK_TYPES, 0.0)
+        rules = self.rules
+        for index, hits in sorted(self._hits(features).items()):
+            rule = rules[index]
+            scores[rule.label] += rule.weight * min(hits, rule.cap)
+        best = max(TASK_TYPES, key=scores.__getitem__)  # max keeps the first of equals
+        return best if scores[best] >= self.min_score else "other"
 
 
 default_task_type_classifier: TaskTypeClassifier = RuleBasedTaskTypeClassifier()
