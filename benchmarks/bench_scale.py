@@ -70,6 +70,8 @@ TABLES = (
     "leaderboard_celltotal",
     "leaderboard_dayusercell",
     "leaderboard_usercelltotal",
+    "leaderboard_usergroupcelltotal",
+    "leaderboard_usertotal",
     "leaderboard_battlemark",
 )
 

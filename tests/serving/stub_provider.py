@@ -50,6 +50,7 @@ import contextlib
 import gzip
 import json
 import re
+import ssl
 import threading
 from dataclasses import dataclass, field
 
@@ -144,6 +145,7 @@ class StubProvider:
     peak_in_flight: int = 0
     served: int = 0
     calls: dict[str, int] = field(default_factory=dict)  # requests seen per model
+    tls: ssl.SSLContext | None = None  # serve https with this context
 
     # --- configuration ---------------------------------------------------------------
 
@@ -159,7 +161,7 @@ class StubProvider:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/v1"
 
     def for_model(self, model: str) -> list[Recorded]:
         return [r for r in self.requests if r.body.get("model") == model]
@@ -310,7 +312,9 @@ class StubProvider:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=2048)
+        self._server = await asyncio.start_server(
+            self._handle, self.host, self.port, backlog=2048, ssl=self.tls
+        )
         self.port = self._server.sockets[0].getsockname()[1]
 
     def start(self) -> StubProvider:

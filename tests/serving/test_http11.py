@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import subprocess
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ from serving.providers import (
     ProviderError,
     complete_with_usage,
 )
+from tests.serving.stub_provider import StubProvider
 
 KINDS = ("openai_chat", "openai_completion", "mistral_fim")
 FRAMINGS = (
@@ -184,3 +186,52 @@ def test_proxies_in_the_environment_go_through_httpx(stub, monkeypatch):
     monkeypatch.delenv("HTTPS_PROXY")
     pool = Http11Pool(ssl.create_default_context(), max_keepalive=16)
     assert pool.target(stub.base_url + "/completions") is not None
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    """A self-signed certificate for localhost (openssl): (cert path, key path)."""
+    where = tmp_path_factory.mktemp("tls")
+    cert, key = where / "cert.pem", where / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def _tls_calls(stub, client_tls: ssl.SSLContext):
+    cfg = config(stub, "openai_chat", "tls-model", base_url=f"https://localhost:{stub.port}/v1")
+
+    async def run():
+        via_httpx = httpx.AsyncClient(timeout=None, verify=client_tls)
+        pool = Http11Pool(client_tls, max_keepalive=16, use_httpx=False)
+        try:
+            first = await outcome(via_httpx, cfg)
+            # twice through the pool: the second call reuses the kept-alive TLS connection
+            return first, await outcome(pool, cfg), await outcome(pool, cfg)
+        finally:
+            await via_httpx.aclose()
+            await pool.aclose()
+
+    return asyncio.run(run())
+
+
+def test_https_answers_match_httpx_and_untrusted_certificates_fail_alike(certificate):
+    """Real providers are https: the pool speaks TLS with the engine's context, verifies the
+    certificate and the host name, and fails an untrusted one as httpx does."""
+    cert, key = certificate
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    with StubProvider(tls=server_tls) as stub:
+        trusted = ssl.create_default_context(cafile=str(cert))
+        via_httpx, via_pool, again = _tls_calls(stub, trusted)
+        assert via_httpx == via_pool == again and via_pool[0] != "error"
+        assert len(stub.for_model("tls-model")) == 3
+        stub.reset()
+        untrusted = ssl.create_default_context()  # the system's CAs: not this certificate
+        via_httpx, via_pool, _ = _tls_calls(stub, untrusted)
+        assert via_httpx == via_pool == ("error", "connect", "ConnectError")
+        assert not stub.for_model("tls-model")
