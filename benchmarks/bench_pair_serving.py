@@ -449,8 +449,8 @@ def report(results: list[dict], *, commit: str, args, load_start: float) -> str:
         + ("yes." if all(r["concurrent"]["logs_match"] for r in results) else "NO (see --json)."),
         "- Configuration: `gunicorn arena_site.wsgi --worker-class gthread --workers W --threads T` "
         "(Django views stay synchronous). Each worker process runs one asyncio loop thread that "
-        "makes every provider call through small `httpx.AsyncClient` pools per provider "
-        "(`serving/engine.py`); a request's thread only waits on it. The pair path's database "
+        "makes every provider call through small keep-alive HTTP/1.1 pools per provider "
+        "(`serving/engine.py`, `serving/http11.py`); a request's thread only waits on it. The pair path's database "
         "work runs on `SERVING_DB_THREADS` (4) threads per process and the completion logs are "
         "written after the answer, so waiting requests hold no database connection (the "
         "DB connections column counts all of them during a run).",
