@@ -8,6 +8,7 @@ and what the caller got must match.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import ssl
 import subprocess
 
@@ -42,6 +43,13 @@ PROMPT = Prompt(
 KEY_ENV = "HTTP11_TEST_KEY"
 
 
+def run_async(coroutine):
+    """``asyncio.run`` on a thread of its own: a browser test's Playwright (sync API) keeps an
+    event loop marked running on the main thread for the rest of the session."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def config(stub, kind: str, model: str, *, base_url: str | None = None) -> ProviderConfig:
     return ProviderConfig(
         provider_id=1,
@@ -65,7 +73,7 @@ def both(calls):
             await via_httpx.aclose()
             await pool.aclose()
 
-    return asyncio.run(run())
+    return run_async(run())
 
 
 async def outcome(client, cfg: ProviderConfig):
@@ -175,7 +183,7 @@ def test_a_cancelled_call_does_not_return_its_connection(stub):
         finally:
             await pool.aclose()
 
-    text, _usage = asyncio.run(run())
+    text, _usage = run_async(run())
     assert text == "# m"
 
 
@@ -216,7 +224,7 @@ def _tls_calls(stub, client_tls: ssl.SSLContext):
             await via_httpx.aclose()
             await pool.aclose()
 
-    return asyncio.run(run())
+    return run_async(run())
 
 
 def test_https_answers_match_httpx_and_untrusted_certificates_fail_alike(certificate):
