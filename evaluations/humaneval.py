@@ -38,6 +38,7 @@ from pathlib import Path
 from analysis.codearena import greedy_pass_at_1, mean_pass_at_k
 
 from .calls import ChatFn, Messages, call, map_items
+from .pyparse import parse
 from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python
 
 PROMPT_VERSION = "humaneval-chat-v1"
@@ -106,7 +107,7 @@ def _longest_parse(lines: list[str], min_end: int) -> ast.Module | None:
     end = len(lines)
     while end > min_end:
         try:
-            return ast.parse("\n".join(lines[:end]))
+            return parse("\n".join(lines[:end]))
         except SyntaxError as exc:
             # Cut before the offending line: usually where the prose starts again.
             bad = exc.lineno if exc.lineno is not None else end

@@ -28,7 +28,6 @@ The issues are reported separately so each can be looked at on its own.
 
 from __future__ import annotations
 
-import ast
 import warnings
 from functools import lru_cache
 
@@ -41,6 +40,8 @@ from analysis.fim import (
     SUFFIX_END,
     SUFFIX_START,
 )
+
+from .pyparse import parse
 
 ISSUES = ("empty", "fence", "tag", "repeated_prefix", "repeated_suffix", "syntax")
 _TAGS = (CODE_START, CODE_END, PREFIX_START, PREFIX_END, SUFFIX_START, SUFFIX_END)
@@ -82,7 +83,7 @@ def parses(source: str) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. invalid escape sequences in model output
         try:
-            ast.parse(source)
+            parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
     return True

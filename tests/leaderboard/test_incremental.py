@@ -13,7 +13,7 @@ import logging
 import random
 import threading
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import numpy as np
 import pytest
@@ -249,18 +249,18 @@ def test_the_changed_days_are_counted_again_and_old_marks_cleared(models, admin_
     rng = random.Random(1)
     Battle.objects.bulk_create([_vote(rng, ids, days_ago=d) for d in range(10)])
     assert incremental.refresh().full  # first run: built from scratch
-    day = lambda ago: (timezone.now() - timedelta(days=ago)).date()  # noqa: E731
-    Battle.objects.bulk_create([_vote(rng, ids, days_ago=3), _vote(rng, ids, days_ago=3)])
-    assert day(3) in incremental.refresh().days
-    set_excluded(
-        battles=Battle.objects.filter(received_at__lt=timezone.now() - timedelta(days=8)),
-        exclude=True,
-        reason="r",
-        actor=admin_user,
-        target="t",
-    )
+    # The UTC days the battles were received on (a vote "3 days ago" minus some minutes can
+    # fall on the day before, depending on the time of day the test runs).
+    utc_day = lambda battle: battle.received_at.astimezone(UTC).date()  # noqa: E731
+    new = [_vote(rng, ids, days_ago=3), _vote(rng, ids, days_ago=3)]
+    Battle.objects.bulk_create(new)
+    assert {utc_day(b) for b in new} <= set(incremental.refresh().days)
+    old = Battle.objects.filter(received_at__lt=timezone.now() - timedelta(days=8))
+    old_days = {utc_day(b) for b in old}
+    set_excluded(battles=old, exclude=True, reason="r", actor=admin_user, target="t")
     counted = incremental.refresh().days
-    assert {day(9), day(8)} <= set(counted) and day(30) not in counted
+    assert old_days and old_days <= set(counted)
+    assert (timezone.now() - timedelta(days=30)).date() not in counted
     assert_counts_right()
     # Every mark a refresh saw is gone, and with nothing changed nothing is counted again.
     assert not BattleMark.objects.exists()
