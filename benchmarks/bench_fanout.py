@@ -22,21 +22,18 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 from common import (
     ROOT,
     add_service_options,
+    celery_worker,
     django_env,
     log,
     machine_info,
     machine_line,
-    venv_python,
     write_section,
 )
 
@@ -82,22 +79,9 @@ def main() -> None:
     info = machine_info({"numpy": "numpy", "celery": "celery"})
     log("fitting alone (one worker)")
     alone, _ = fits(args.repeats)
-    logfile = Path(tempfile.mkstemp(prefix="bench_fanout_worker_", suffix=".log")[1])
-    with logfile.open("w") as handle:
-        worker = subprocess.Popen(
-            [venv_python(), "-m", "celery", "-A", "arena_site", "worker", "--pool=solo",
-             "-Q", queue, "--loglevel=INFO"],
-            cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.time() + 180
-            while "ready." not in logfile.read_text() and time.time() < deadline:
-                time.sleep(0.5)
-            log("fitting with a second worker")
-            shared, helped = fits(args.repeats)
-        finally:
-            worker.terminate()
-            worker.wait(30)
+    with celery_worker(env, queue, log_prefix="bench_fanout_worker_"):
+        log("fitting with a second worker")
+        shared, helped = fits(args.repeats)
     med = statistics.median
     text = "\n".join(
         [

@@ -34,12 +34,10 @@ import argparse
 import contextlib
 import os
 import statistics
-import subprocess
 import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 from bench_recompute import setup_django
@@ -47,6 +45,7 @@ from common import (
     ROOT,
     GunicornConfig,
     add_service_options,
+    celery_worker,
     django_env,
     log,
     machine_info,
@@ -58,7 +57,6 @@ from common import (
     run_wrk,
     start_gunicorn,
     stop_process,
-    venv_python,
     write_section,
 )
 
@@ -234,25 +232,10 @@ def measure(size: int, repeats: int, admin) -> dict:
     }
 
 
-@contextlib.contextmanager
-def second_worker() -> Iterator[None]:
+def second_worker() -> contextlib.AbstractContextManager[None]:
     """A `celery worker` on this run's queue while the block runs (slice fits, fanout.py)."""
-    logfile = Path(tempfile.mkstemp(prefix="bench_scale_worker_", suffix=".log")[1])
     env = django_env(ARGS.db, ARGS.redis_url, CELERY_QUEUE=os.environ["CELERY_QUEUE"])
-    with logfile.open("w") as handle:
-        worker = subprocess.Popen(
-            [venv_python(), "-m", "celery", "-A", "arena_site", "worker", "--pool=solo",
-             "-Q", os.environ["CELERY_QUEUE"], "--loglevel=INFO"],
-            cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            deadline = time.time() + 180
-            while "ready." not in logfile.read_text() and time.time() < deadline:
-                time.sleep(0.5)
-            yield
-        finally:
-            worker.terminate()
-            worker.wait(30)
+    return celery_worker(env, os.environ["CELERY_QUEUE"], log_prefix="bench_scale_worker_")
 
 
 def bench_reads(seconds: int) -> list[dict]:

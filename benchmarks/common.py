@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,6 +159,27 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
             proc.wait(10)
     with contextlib.suppress(ValueError):
         _children.remove(proc)
+
+
+@contextlib.contextmanager
+def celery_worker(env: dict[str, str], queue: str, *, log_prefix: str) -> Iterator[None]:
+    """A `celery worker --pool=solo` on `queue` while the block runs (taking slice fits,
+    leaderboard/fanout.py); it logs to a temporary file, waited on for "ready." (180 s)."""
+    logfile = Path(tempfile.mkstemp(prefix=log_prefix, suffix=".log")[1])
+    with logfile.open("w") as handle:
+        worker = subprocess.Popen(
+            [venv_python(), "-m", "celery", "-A", "arena_site", "worker", "--pool=solo",
+             "-Q", queue, "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            deadline = time.time() + 180
+            while "ready." not in logfile.read_text() and time.time() < deadline:
+                time.sleep(0.5)
+            yield
+        finally:
+            worker.terminate()
+            worker.wait(30)
 
 
 def stop_all() -> None:

@@ -231,7 +231,7 @@ def _count_days(cursor, table: _Table, days: list[date]) -> list[tuple]:
         f"SELECT day, {table.columns}, count FROM {fresh}"
     )
     cursor.execute(f"DROP TABLE {fresh}, {delta}")
-    if table.per_user and _keeps_user_cells(cursor) and not _state().user_cells_current:
+    if table.per_user and not _state().user_cells_current and _keeps_user_cells(cursor):
         _rebuild_user_cells(cursor)
     return changed
 
