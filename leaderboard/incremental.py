@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -42,7 +43,8 @@ from django.utils import timezone
 
 from ingest.models import Battle
 
-from . import group_cache
+from . import full_count, group_cache
+from .full_count import ALL, DIMS, GROUPS, SOURCE, SOURCE_VALUE, USER_KEY
 from .models import (
     AggregationState,
     BattleMark,
@@ -56,18 +58,8 @@ from .models import (
 
 log = logging.getLogger(__name__)
 
-DIMS = ("kind", "language", "task_type", "context_bucket", "natural_language")
-ALL, SOURCE = "all", "source"  # the overall counts; simulated vs other battles
 _BATTLE = Battle._meta.db_table
 _DAY = "(received_at AT TIME ZONE 'UTC')::date"
-_SOURCE_VALUE = "(CASE WHEN source = 'simulated' THEN 'simulated' ELSE 'other' END)"
-# A battle's user as a 64-bit integer (see DayUserCell.user_key): PostgreSQL's own hash,
-# 4x cheaper than an md5 here.
-USER_KEY = "hashtextextended(user_hash, 0)"
-# Fixed groups of users (GroupedCounts.users_in_groups): group = user key mod GROUPS, kept in
-# UserGroupCellTotal. The clustered intervals use them at ARENA_MAX_USER_CLUSTERS = GROUPS (the
-# default); another setting groups the per-user totals when they are read.
-GROUPS = 4096
 USER_GROUP = f"MOD(MOD(user_key, {GROUPS}) + {GROUPS}, {GROUPS})"
 
 
@@ -121,7 +113,7 @@ class _Cells(_Table):
     def count_sql(self, where: str, *, by_day: bool) -> str:
         # One scan for every dimension at once: GROUPING SETS gives one group per value of
         # each dimension (the others NULL in it) and () the overall counts.
-        sets = [*DIMS, _SOURCE_VALUE]
+        sets = [*DIMS, SOURCE_VALUE]
         names = [*DIMS, SOURCE]
         which = " ".join(
             f"WHEN GROUPING({e}) = 0 THEN '{n}'" for e, n in zip(sets, names, strict=True)
@@ -283,19 +275,90 @@ def _keeps_user_cells(cursor) -> bool:
 def _rebuild_user_cells(cursor) -> None:
     """UserCellTotal from the per-day rows (the arena has become small enough to keep it)."""
     cursor.execute(f"TRUNCATE {USERS.total_table}")
-    cursor.execute(
-        f"INSERT INTO {USERS.total_table} ({USERS.columns}, count) "
-        f"SELECT {USERS.columns}, SUM(count) FROM {USERS.day_table} GROUP BY {USERS.columns} "
-        f"ORDER BY {USERS.columns}"
-    )
+    _fill_user_cells(cursor)
     state = _state()
     state.user_cells_current = True
     state.save(update_fields=["user_cells_current"])
 
 
-def _rebuild_tables(cursor) -> None:
+def _fill_user_cells(cursor) -> None:
+    cursor.execute(
+        f"INSERT INTO {USERS.total_table} ({USERS.columns}, count) "
+        f"SELECT {USERS.columns}, SUM(count) FROM {USERS.day_table} GROUP BY {USERS.columns} "
+        f"ORDER BY {USERS.columns}"
+    )
+
+
+def _truncate(cursor, table: _Table) -> None:
+    tables = [table.day_table, table.total_table, *(r.table for r in table.rollups)]
+    cursor.execute(f"TRUNCATE {', '.join(tables)}")
+
+
+def _in_memory(cursor) -> bool:
+    """Whether a rebuild counts the battles in this process (full_count) rather than in
+    SQL: below ARENA_REBUILD_IN_MEMORY_MAX_BATTLES (by the planner's estimate; -1 when
+    never analysed)."""
+    cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [_BATTLE])
+    estimate = max(float(cursor.fetchone()[0]), 0.0)
+    return estimate < settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES
+
+
+def _rebuild(cursor, *, alone: bool) -> bool:
+    """Every count table filled again from the battles; whether the per-user totals are
+    kept (see `_keeps_user_cells`).
+
+    `alone` (refresh() is not inside a caller's transaction): the users' tables are read,
+    counted and written on a second connection while this one does the cells', so the two
+    halves of the work take one core each. Safe in two transactions: the marks this refresh
+    deleted were read before either count began, so both see every battle those marks stand
+    for; whichever commits while the other fails has counted days that stay marked, and the
+    next refresh counts them again (a day counted twice changes nothing).
+    """
+    if not _in_memory(cursor):
+        return _rebuild_in_sql(cursor)
+    if not alone:  # in the caller's snapshot, which a second connection could not see
+        battles = full_count.read(cursor)
+        _write_cells(cursor, battles)
+        return _write_users(cursor, battles)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        battles = pool.submit(_on_own_connection, _read_in_one_snapshot).result()
+        users = pool.submit(_on_own_connection, _write_users, battles)
+        _write_cells(cursor, battles)
+        return users.result()
+
+
+def _on_own_connection(work, *args):
+    """`work(cursor, *args)` in a transaction of this thread's own connection, closed after."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            return work(cursor, *args)
+    finally:
+        connection.close()
+
+
+def _read_in_one_snapshot(cursor) -> full_count.Battles:
+    # One snapshot for the battles and the names of their slice combinations.
+    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    return full_count.read(cursor)
+
+
+def _write_cells(cursor, battles: full_count.Battles) -> None:
+    counts = full_count.count_cells(battles)
+    _truncate(cursor, CELLS)
+    full_count.write_cells(cursor, counts)
+
+
+def _write_users(cursor, battles: full_count.Battles) -> bool:
+    counts = full_count.count_users(battles, max_users_kept=settings.ARENA_MAX_USER_CLUSTERS)
+    _truncate(cursor, USERS)
+    full_count.write_users(cursor, counts)
+    return counts.user_cells is not None
+
+
+def _rebuild_in_sql(cursor) -> bool:
+    """`_rebuild` for an arena too large to count in memory: GROUP BYs in PostgreSQL."""
     for table in (CELLS, USERS):
-        cursor.execute(f"TRUNCATE {table.day_table}, {table.total_table}")
+        _truncate(cursor, table)
         cursor.execute(
             f"INSERT INTO {table.day_table} (day, {table.columns}, count) "
             f"{table.count_sql('TRUE', by_day=True)}"
@@ -303,7 +366,6 @@ def _rebuild_tables(cursor) -> None:
         # In key order: the unique index then fills from left to right (half the time of
         # the hash order for the per-user totals, with keys spread by the hash).
         for rollup in table.rollups:
-            cursor.execute(f"TRUNCATE {rollup.table}")
             cursor.execute(
                 f"INSERT INTO {rollup.table} ({rollup.columns}, count) "
                 f"SELECT {rollup.select}, SUM(count) FROM {table.day_table} "
@@ -315,12 +377,10 @@ def _rebuild_tables(cursor) -> None:
                 f"SELECT {table.columns}, SUM(count) FROM {table.day_table} "
                 f"GROUP BY {table.columns} ORDER BY {table.columns}"
             )
-        elif _keeps_user_cells(cursor):
-            _rebuild_user_cells(cursor)
-        else:
-            state = _state()
-            state.user_cells_current = False
-            state.save(update_fields=["user_cells_current"])
+    kept = _keeps_user_cells(cursor)
+    if kept:
+        _fill_user_cells(cursor)
+    return kept
 
 
 def _emptied(state: AggregationState) -> bool:
@@ -343,6 +403,7 @@ def _work_mem(cursor) -> None:
 
 def refresh(*, full: bool = False) -> Refresh:
     """Bring the count tables up to date (all of them when `full` or never built)."""
+    alone = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
         _work_mem(cursor)
         state = _state()
@@ -351,7 +412,7 @@ def refresh(*, full: bool = False) -> Refresh:
         before = state.group_version
         changed: list[tuple] = []
         if full:
-            _rebuild_tables(cursor)
+            state.user_cells_current = _rebuild(cursor, alone=alone)
             days: tuple[date, ...] = ()
             state.rebuilt_at = timezone.now()
         else:
@@ -362,8 +423,9 @@ def refresh(*, full: bool = False) -> Refresh:
             state.group_version = uuid.uuid4().hex
         state.built, state.refreshed_at = True, timezone.now()
         state.cells = CellTotal.objects.count()
-        # not user_cells_current: the count functions keep it
-        state.save(update_fields=["built", "refreshed_at", "cells", "rebuilt_at", "group_version"])
+        fields = ["built", "refreshed_at", "cells", "rebuilt_at", "group_version"]
+        # else not user_cells_current: the count functions keep it
+        state.save(update_fields=[*fields, "user_cells_current"] if full else fields)
         if full:
             group_cache.forget()
         else:
@@ -407,7 +469,16 @@ def reconcile() -> Refresh:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         _work_mem(cursor)
         done = refresh()
-        mismatched = sum(_mismatches(cursor, t) for t in (CELLS, USERS))
+        if _in_memory(cursor):
+            battles = full_count.read(cursor)
+            kept = _state().user_cells_current
+            mismatched = full_count.mismatches(
+                cursor,
+                full_count.count_cells(battles),
+                full_count.count_users(battles, max_users_kept=len(battles) if kept else -1),
+            )
+        else:
+            mismatched = sum(_mismatches(cursor, t) for t in (CELLS, USERS))
         state = _state()
         state.reconciled_at, state.last_mismatch = timezone.now(), mismatched
         state.save(update_fields=["reconciled_at", "last_mismatch"])
