@@ -20,7 +20,8 @@ in this process against PostgreSQL:
     ``celery worker`` process on the same Redis queue -- taking slice fits (fanout.py);
   * incremental recompute after a moderation action that excludes a day's battles of one
     user (``moderation.services.exclude_user`` restricted to a day);
-  * the nightly reconciliation (``incremental.reconcile``);
+  * the count tables rebuilt from every battle, in memory (the default) and in SQL (the
+    reference), and the nightly reconciliation (``incremental.reconcile``) each way;
   * sizes of the battle table and the count tables.
 
 ``--reads`` also serves the board with gunicorn at the last size and measures conditional
@@ -149,6 +150,53 @@ def reference_scan() -> float:
     return time.perf_counter() - t
 
 
+def peak_rss_reset() -> None:
+    """Start measuring this process's peak resident memory afresh (Linux: VmHWM)."""
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def peak_rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed_rebuilds() -> dict:
+    """The count tables rebuilt from every battle: in memory (the default) and, as the
+    reference, in SQL (the GROUP BYs the rebuild ran before, kept for the largest arenas);
+    then the nightly reconciliation both ways."""
+    from django.conf import settings
+
+    from leaderboard import incremental
+
+    out = {}
+    limit = settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES
+    try:
+        for label, setting in (("sql", 0), ("memory", 10**12)):
+            settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES = setting
+            peak_rss_reset()
+            rss = peak_rss_mb()
+            t = time.perf_counter()
+            incremental.refresh(full=True)
+            out[f"rebuild_{label}"] = time.perf_counter() - t
+            out[f"rebuild_{label}_rss"] = peak_rss_mb() - rss
+            t = time.perf_counter()
+            rec = incremental.reconcile()
+            out[f"reconcile_{label}"] = time.perf_counter() - t
+            out[f"mismatched_{label}"] = rec.mismatched
+            log(
+                f"  rebuild in {label}: {out[f'rebuild_{label}']:.1f} s (peak +"
+                f"{out[f'rebuild_{label}_rss']:,.0f} MB); reconcile {out[f'reconcile_{label}']:.1f}"
+                f" s, {rec.mismatched} cells differed"
+            )
+    finally:
+        settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES = limit
+    return out
+
+
 def moderate_one_day(admin) -> int:
     """Exclude one busy user's battles of one day (a typical moderation action)."""
     from datetime import UTC, datetime, timedelta
@@ -183,8 +231,6 @@ def sizes() -> dict[str, int]:
 
 
 def measure(size: int, repeats: int, admin) -> dict:
-    from leaderboard import incremental
-
     log(f"{size:,} battles: full recompute")
     full = timed_recompute(full=True)
     ref = statistics.median(reference_scan() for _ in range(2))
@@ -204,10 +250,7 @@ def measure(size: int, repeats: int, admin) -> dict:
     excluded = moderate_one_day(admin)
     mod = timed_recompute()
     log(f"  after excluding {excluded} battles of one day: {mod['total']:.2f} s")
-    t = time.perf_counter()
-    rec = incremental.reconcile()
-    reconcile_s = time.perf_counter() - t
-    log(f"  reconcile: {reconcile_s:.1f} s, {rec.mismatched} cells differed")
+    rebuilds = timed_rebuilds()
     med = statistics.median
     return {
         "size": size,
@@ -226,8 +269,7 @@ def measure(size: int, repeats: int, admin) -> dict:
         "mod_total": mod["total"],
         "mod_sql": mod["sql"],
         "mod_excluded": excluded,
-        "reconcile": reconcile_s,
-        "mismatched": rec.mismatched,
+        **rebuilds,
         "sizes": sizes(),
     }
 
@@ -295,8 +337,8 @@ def report(results: list[dict], reads: list[dict], info: dict) -> str:
         "",
         "| battles | users | full recompute (SQL + fit) | (a) reference: one GROUP BY over every "
         "battle | after 10k new votes, 1 worker (SQL + fit) | after 10k new votes, 2 workers | "
-        "after a moderation action on one day | reconciliation |",
-        "|---|---|---|---|---|---|---|---|",
+        "after a moderation action on one day |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
@@ -304,8 +346,26 @@ def report(results: list[dict], reads: list[dict], info: dict) -> str:
             f" + {r['full_fit']:.1f}) | {r['ref_scan']:.1f} s (SQL only) | {r['inc_total']:.2f} s"
             f" ({r['inc_sql']:.2f} + {r['inc_fit']:.2f}) | {r['inc2_total']:.2f} s"
             f" ({r['inc2_sql']:.2f} + {r['inc2_fit']:.2f}) | {r['mod_total']:.2f} s "
-            f"({r['mod_excluded']} battles excluded) | {r['reconcile']:.1f} s "
-            f"({r['mismatched']} cells differed) |"
+            f"({r['mod_excluded']} battles excluded) |"
+        )
+    lines += [
+        "",
+        "Rebuilding every count table from the battles (`refresh(full=True)`, what `--full`, a "
+        "crash and a failed reconciliation run), in memory (leaderboard/full_count.py, the "
+        "default) against (b) the reference, the same in SQL (the GROUP BYs used before, kept "
+        "above `ARENA_REBUILD_IN_MEMORY_MAX_BATTLES`), and the nightly reconciliation each way; "
+        "peak memory is this process's resident growth during the rebuild:",
+        "",
+        "| battles | rebuild in memory | (b) rebuild in SQL | ratio b/memory | peak memory "
+        "(in memory / SQL) | reconciliation in memory | (b) in SQL | cells differed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['battles']:,} | {r['rebuild_memory']:.1f} s | {r['rebuild_sql']:.1f} s | "
+            f"{r['rebuild_sql'] / r['rebuild_memory']:.1f}x | {r['rebuild_memory_rss']:,.0f} MB"
+            f" / {r['rebuild_sql_rss']:,.0f} MB | {r['reconcile_memory']:.1f} s | "
+            f"{r['reconcile_sql']:.1f} s | {r['mismatched_memory']} / {r['mismatched_sql']} |"
         )
     lines += [
         "",
