@@ -91,23 +91,53 @@ class Battles:
         return {"day": self.days[day], **self.split(pair)}
 
 
-def read(cursor: Any) -> Battles:
-    """The battles as arrays. Run in a REPEATABLE READ transaction, so the combinations are
-    named in the snapshot they were read in (else BattlesChanged may be raised)."""
-    ids, day, a, b, outcome, slices, user = read_ints(cursor.cursor, _READ, _READ_TYPES)
-    hashes, first, combo = np.unique(slices, return_index=True, return_inverse=True)
+@dataclass(frozen=True)
+class Part:
+    """Battles of one read as they came, with the names of their slice combinations."""
+
+    day: np.ndarray
+    model_a: np.ndarray
+    model_b: np.ndarray
+    outcome: np.ndarray
+    slices: np.ndarray  # the hash of their slice values
+    user: np.ndarray
+    named: dict[int, tuple[str, ...]]  # slice hash -> (*DIMS, source) values
+
+
+def read_part(cursor: Any, *, part: int = 0, parts: int = 1) -> Part:
+    """The battles whose id is `part` modulo `parts`. Run in a REPEATABLE READ transaction,
+    so the combinations are named in the snapshot they were read in (else BattlesChanged
+    may be raised)."""
+    query = _READ if parts == 1 else f"{_READ} AND id % {int(parts)} = {int(part)}"
+    ids, day, a, b, outcome, slices, user = read_ints(cursor.cursor, query, _READ_TYPES)
+    hashes, first = np.unique(slices, return_index=True)
     cursor.execute(
         f"SELECT hash_record_extended({_SLICES}, 0), {', '.join(DIMS)}, {SOURCE_VALUE} "
         f"FROM {_BATTLE} WHERE id = ANY(%s)",
         [ids[first].tolist()],
     )
     named = {row[0]: tuple(row[1:]) for row in cursor.fetchall()}
-    if len(named) != len(hashes) or not set(named) >= set(hashes.tolist()):
+    if not set(named) >= set(hashes.tolist()):
         raise BattlesChanged("battles changed while they were counted")
-    del ids, slices
+    return Part(day, a, b, outcome, slices, user, named)
+
+
+def read(cursor: Any) -> Battles:
+    return coded([read_part(cursor)])
+
+
+def coded(parts: list[Part]) -> Battles:
+    """The parts' battles together, coded for count_by."""
+
+    def joined(column: str) -> np.ndarray:
+        return np.concatenate([getattr(p, column) for p in parts])
+
+    named = {h: v for p in parts for h, v in p.named.items()}
+    hashes, combo = np.unique(joined("slices"), return_inverse=True)
+    day, outcome = joined("day"), joined("outcome").astype(np.int64)
     n = len(day)
     days, day_code = dense_codes(day)
-    models, model_code = dense_codes(np.concatenate([a, b]))
+    models, model_code = dense_codes(np.concatenate([joined("model_a"), joined("model_b")]))
     outcomes = int(outcome.max()) + 1 if n else 1
     pair = (model_code[:n] * len(models) + model_code[n:]) * outcomes + outcome
     return Battles(
@@ -116,7 +146,7 @@ def read(cursor: Any) -> Battles:
         outcomes=outcomes,
         cell=day_code * (len(models) ** 2 * outcomes) + pair,
         pair=pair,
-        user=user,
+        user=joined("user"),
         combo=combo.astype(np.int64).ravel(),
         combos=tuple(named[h] for h in hashes.tolist()),
     )

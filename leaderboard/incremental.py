@@ -31,8 +31,10 @@ the full count win.
 from __future__ import annotations
 
 import logging
+import re
+import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -57,6 +59,10 @@ from .models import (
 )
 
 log = logging.getLogger(__name__)
+# A rebuild reads the battles over this many connections at once (one core each for
+# PostgreSQL's COPY); one waits at most this long for the others to share its snapshot.
+READERS = 2
+READ_SETUP_SECONDS = 120
 
 _BATTLE = Battle._meta.db_table
 _DAY = "(received_at AT TIME ZONE 'UTC')::date"
@@ -320,8 +326,8 @@ def _rebuild(cursor, *, alone: bool) -> bool:
         battles = full_count.read(cursor)
         _write_cells(cursor, battles)
         return _write_users(cursor, battles)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        battles = pool.submit(_on_own_connection, _read_in_one_snapshot).result()
+    with ThreadPoolExecutor(max_workers=READERS) as pool:
+        battles = _read_in_parts(pool)
         users = pool.submit(_on_own_connection, _write_users, battles)
         _write_cells(cursor, battles)
         return users.result()
@@ -336,10 +342,36 @@ def _on_own_connection(work, *args):
         connection.close()
 
 
-def _read_in_one_snapshot(cursor) -> full_count.Battles:
-    # One snapshot for the battles and the names of their slice combinations.
+def _read_in_parts(pool: ThreadPoolExecutor) -> full_count.Battles:
+    """The battles read by READERS connections at once, each a part of them (PostgreSQL
+    produces COPY rows on one core a connection), all in the first one's snapshot."""
+    snapshot: Future[str] = Future()
+    imported = threading.Barrier(READERS, timeout=READ_SETUP_SECONDS)
+    parts = [
+        pool.submit(_on_own_connection, _read_part, part, snapshot, imported)
+        for part in range(READERS)
+    ]
+    return full_count.coded([p.result() for p in parts])
+
+
+def _read_part(cursor, part: int, snapshot: Future[str], imported: threading.Barrier):
     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-    return full_count.read(cursor)
+    try:
+        if part == 0:
+            cursor.execute("SELECT pg_export_snapshot()")
+            snapshot.set_result(cursor.fetchone()[0])
+        else:
+            exported = snapshot.result(READ_SETUP_SECONDS)
+            if not re.fullmatch(r"[0-9A-F-]+", exported):  # SET takes no bound parameter
+                raise ValueError(f"unexpected snapshot id {exported!r}")
+            cursor.execute(f"SET TRANSACTION SNAPSHOT '{exported}'")
+        imported.wait()  # the exporting transaction must stay open until every import
+    except BaseException as exc:
+        if not snapshot.done():
+            snapshot.set_exception(exc)
+        imported.abort()
+        raise
+    return full_count.read_part(cursor, part=part, parts=READERS)
 
 
 def _write_cells(cursor, battles: full_count.Battles) -> None:

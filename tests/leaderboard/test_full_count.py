@@ -8,6 +8,7 @@ ARENA_REBUILD_IN_MEMORY_MAX_BATTLES) are the reference here, compared table by t
 from __future__ import annotations
 
 import random
+import threading
 from datetime import timedelta
 
 import pytest
@@ -183,3 +184,42 @@ def test_a_committed_half_with_a_failed_refresh_is_counted_again(monkeypatch):
     assert_counts_right()
     with transaction.atomic():
         assert incremental.reconcile().mismatched == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_parts_are_read_on_two_connections_in_one_snapshot(monkeypatch):
+    """Battles committed while the parts are read are in neither part (both read the first
+    connection's snapshot), and the next refresh counts them."""
+    make_battles(random.Random(12), 200, users=30)
+    incremental.refresh(full=True)
+    expected = tables()
+    real, backends = full_count.read_part, set()
+
+    def read_part(cursor, *, part, parts):
+        backends.add(connection.connection.info.backend_pid)
+        if part == 1:  # two new battles (one of them with an odd id: this part's), committed
+            thread = threading.Thread(target=commit_two_battles)
+            thread.start()
+            thread.join()
+        return real(cursor, part=part, parts=parts)
+
+    def commit_two_battles():
+        try:
+            a, b = ArenaModelFactory.create_batch(2)
+            Battle.objects.bulk_create(
+                [
+                    BattleFactory.build(model_a=a, model_b=b),
+                    BattleFactory.build(model_a=b, model_b=a),
+                ]
+            )
+        finally:
+            connection.close()
+
+    monkeypatch.setattr(full_count, "read_part", read_part)
+    incremental.refresh(full=True)
+    assert len(backends) == 2
+    assert tables() == expected  # the new battles were not read by either part
+    monkeypatch.undo()
+    assert BattleMark.objects.exists()
+    incremental.refresh()
+    assert_counts_right()
