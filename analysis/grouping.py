@@ -130,10 +130,18 @@ class GroupedCounts:
         return self.count.astype(float) if self.weight is None else self.weight.copy()
 
     def pooled(self) -> GroupedCounts:
-        """The same battles without the user column (summed over users), weights kept."""
+        """The same battles without the user column (summed over users), weights kept.
+
+        Computed once per table (kept on it): what ignores users -- the comparison graph,
+        the page matrices, votes per model -- reads these few rows instead of one row per
+        user (about a million for the overall board of a large arena)."""
         if self.user is None:
             return self
-        return replace(self, user=None)
+        pooled = self.__dict__.get("_pooled")
+        if pooled is None:
+            pooled = replace(self, user=None)
+            object.__setattr__(self, "_pooled", pooled)
+        return pooled
 
     def users_in_groups(self, groups: int) -> GroupedCounts:
         """The same battles with user ``u`` in group ``u % groups`` (rows merged per group).
