@@ -88,10 +88,13 @@ class BTProblem:
         local = np.full(counts.n_models, -1, dtype=np.int64)
         local[self.fitted] = np.arange(k)
 
-        keep = fitted[counts.a] & fitted[counts.b]
-        la, lb = local[counts.a[keep]], local[counts.b[keep]]
-        o, c = counts.outcome[keep], counts.count[keep]
-        w_rows = counts.row_weight()[keep]
+        # Categories from the counts pooled over users (one row per top, bottom, outcome);
+        # rows per user are then looked up in them, not classified one by one.
+        rows = counts.pooled()
+        keep = fitted[rows.a] & fitted[rows.b]
+        la, lb = local[rows.a[keep]], local[rows.b[keep]]
+        o, c = rows.outcome[keep], rows.count[keep]
+        w_rows = rows.row_weight()[keep]
         if self.has_gamma:
             first, second = la, lb
             code = np.where(o == OUTCOME_A, 0, np.where(o == OUTCOME_TIE, 1, 2))
@@ -106,8 +109,13 @@ class BTProblem:
             inverse = (np.cumsum(present) - 1)[cat_key]
         else:
             ucat, inverse = np.unique(cat_key, return_inverse=True)
-        self.row_category = np.full(len(counts.count), -1, dtype=np.int64)
+        self.row_category = np.full(len(rows.count), -1, dtype=np.int64)
         self.row_category[keep] = inverse
+        if rows is not counts:
+            n = counts.n_models
+            pooled_key = (rows.a * n + rows.b) * 3 + rows.outcome  # sorted: canonical rows
+            row_key = (counts.a * n + counts.b) * 3 + counts.outcome
+            self.row_category = self.row_category[np.searchsorted(pooled_key, row_key)]
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
         cat_weight = np.bincount(inverse, weights=w_rows, minlength=len(ucat))
         w_total = float(cat_weight.sum())

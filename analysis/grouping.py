@@ -47,7 +47,8 @@ def _readonly_or_none(x: np.ndarray | None) -> np.ndarray | None:
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:
-    x = np.array(x, copy=True)
+    """Freeze one of ``_canonicalise``'s arrays (all new: no caller's array is touched)."""
+    x = np.asarray(x, dtype=np.int64 if x.dtype.kind in "iu" else x.dtype)
     x.setflags(write=False)
     return x
 
@@ -235,11 +236,8 @@ def _canonicalise(
         keep = counts > 0
         ukey, counts = ukey[keep], counts[keep]
         weights = None if weights is None else weights[keep]
-    users = None if u is None else ukey % n_users
-    ukey = ukey // n_users
-    o = ukey % _N_OUTCOMES
-    ab = ukey // _N_OUTCOMES
-    return ab // k, ab % k, o, counts, users, weights
+    a, b, o, users = np.unravel_index(ukey, (k, k, _N_OUTCOMES, n_users))
+    return a, b, o, counts, None if u is None else users, weights
 
 
 def _as_indices(names: Sequence[str] | np.ndarray, lookup: dict[str, int]) -> np.ndarray:
