@@ -170,7 +170,7 @@ def on_board(
 def user_indices(users) -> np.ndarray:
     """User keys (or hashes) as dense indices 0..n-1, in key order."""
     users = np.asarray(users)
-    if users.dtype.kind in "iu" and len(users) and 0 <= users.min() and users.max() < len(users):
+    if users.dtype.kind in "iu" and len(users) and users.min() >= 0 and users.max() < len(users):
         # small integer keys (the 4,096 user groups over ~1M rows): ranks without a sort
         present = np.zeros(int(users.max()) + 1, dtype=np.int64)
         present[users] = 1
