@@ -151,7 +151,7 @@ def child(inputs: dict[str, str]) -> None:
 
         return wrapper
 
-    def run(size: int) -> dict:
+    def run(size: int, seed: int) -> dict:
         z = data[size]
         keys = {i + 1: str(k) for i, k in enumerate(z["keys"])}
         columns = tuple(np.array(z[f"g_{c}"]) for c in ("group", "a", "b", "outcome", "count"))
@@ -191,7 +191,7 @@ def child(inputs: dict[str, str]) -> None:
             spent.clear()
             started = time.process_time()
             results = recompute.fit_slices(
-                cells, RatingConfig(), keys, shown=list(keys.values()), refit=False
+                cells, RatingConfig(seed=seed), keys, shown=list(keys.values()), refit=False
             )
             total = time.process_time() - started
             overall = next(r for r in results if r.key == recompute.OVERALL)
@@ -217,7 +217,8 @@ def child(inputs: dict[str, str]) -> None:
 
     print("ready", flush=True)
     for line in sys.stdin:
-        print(json.dumps(run(int(line))), flush=True)
+        size, seed = line.split()
+        print(json.dumps(run(int(size), int(seed))), flush=True)
 
 
 # --- parent ---------------------------------------------------------------------------------
@@ -239,9 +240,9 @@ class Child:
         if self.proc.stdout.readline().strip() != "ready":
             raise SystemExit(f"{name}: child did not start")
 
-    def run(self, size: int) -> dict:
+    def run(self, size: int, seed: int = 0) -> dict:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"{size}\n")
+        self.proc.stdin.write(f"{size} {seed}\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
@@ -254,18 +255,22 @@ class Child:
         self.proc.wait(timeout=60)
 
 
-def differences(old: dict, new: dict) -> dict[str, float]:
-    """Largest |difference| over every board and model of ratings and of interval bounds."""
+def differences(a: dict, b: dict, *, boards: set[str] | None = None) -> dict[str, float]:
+    """Largest |difference| of the ratings, and of the interval bounds as a share of the
+    interval's width (median and largest), over every model of the boards."""
     import numpy as np
 
-    rating, bound = 0.0, 0.0
-    for key, a in old["boards"].items():
-        b = new["boards"][key]
-        assert a["models"] == b["models"], key
-        rating = max(rating, float(np.max(np.abs(np.subtract(a["rating"], b["rating"])))))
+    rating, shares = 0.0, []
+    for key, x in a["boards"].items():
+        if boards is not None and key not in boards:
+            continue
+        y = b["boards"][key]
+        assert x["models"] == y["models"], key
+        rating = max(rating, float(np.max(np.abs(np.subtract(x["rating"], y["rating"])))))
+        width = np.subtract(x["upper"], x["lower"])
         for side in ("lower", "upper"):
-            bound = max(bound, float(np.max(np.abs(np.subtract(a[side], b[side])))))
-    return {"rating": rating, "bound": bound}
+            shares += (np.abs(np.subtract(x[side], y[side])) / width)[width > 0].tolist()
+    return {"rating": rating, "median": float(np.median(shares)), "max": float(np.max(shares))}
 
 
 def summary(values: list[float]) -> str:
@@ -314,6 +319,7 @@ def main() -> None:
     trees = {f"old ({ref_commit})": ref_src, new_label: ROOT}
     children = {name: Child(name, src, inputs) for name, src in trees.items()}
     runs: dict[tuple[str, int], list[dict]] = {}
+    noise_runs: dict[int, dict] = {}
     try:
         for n in sizes:
             for c in children.values():  # a warm-up run each, not counted
@@ -324,6 +330,8 @@ def main() -> None:
                     result = c.run(n)
                     runs.setdefault((name, n), []).append(result)
                     log(f"{n:,} {name}: {result['total']:.3f} s")
+            # Monte Carlo noise to read the old-new differences against: another seed
+            noise_runs[n] = children[new_label].run(n, seed=1)
     finally:
         for c in children.values():
             c.close()
@@ -354,15 +362,25 @@ def main() -> None:
                 f"{summary([r['clustered'] for r in rs])} | "
                 f"{statistics.median(r['counts_json'] for r in rs) * 1e3:.1f} ms |"
             )
-    lines += ["", "| battles | new / old (medians) | ratings differ by | bounds differ by |"]
-    lines.append("|---|---|---|---|")
+    lines += [
+        "",
+        "| battles | new / old (medians) | ratings, old vs new | bounds, old vs new: median "
+        "(largest) share of the width | the same, new with seed 0 vs seed 1 | clustered "
+        "overall board, old vs new |",
+        "|---|---|---|---|---|---|",
+    ]
     for n in sizes:
-        old_t = statistics.median(r["total"] for r in runs[(old_name, n)])
-        new_t = statistics.median(r["total"] for r in runs[(new_name, n)])
-        diff = differences(runs[(old_name, n)][0], runs[(new_name, n)][0])
+        old, new = runs[(old_name, n)][0], runs[(new_name, n)][0]
+        change, noise = differences(old, new), differences(new, noise_runs[n])
+        overall = differences(old, new, boards={"overall"})
+        ratio = statistics.median(r["total"] for r in runs[(new_name, n)]) / statistics.median(
+            r["total"] for r in runs[(old_name, n)]
+        )
+        same = "identical" if overall["max"] == 0 else f"{overall['max']:.1%} of the width"
         lines.append(
-            f"| {n:,} | {new_t / old_t:.2f} | {diff['rating']:.2g} points | "
-            f"{diff['bound']:.2f} points |"
+            f"| {n:,} | {ratio:.2f} | {change['rating']:.2g} points | "
+            f"{change['median']:.1%} ({change['max']:.1%}) | "
+            f"{noise['median']:.1%} ({noise['max']:.1%}) | {same} |"
         )
     print("\n".join(lines))
 
