@@ -62,7 +62,7 @@ __all__ = ["IntervalResult", "bootstrap", "sandwich"]
 
 # The cluster bootstrap's (categories x users) weights as a dense matrix when it has at most
 # this many entries and at least one row of counts per this many of them.
-_DENSE_MAX = 1 << 23
+_DENSE_MAX = 1 << 22
 _DENSE_FILL = 16
 
 

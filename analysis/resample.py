@@ -21,10 +21,11 @@ exact methods, by the shape of the counts:
 
 * **Binomials** (everything else: few cells with large counts, like the ~165 categories of a
   board at millions of battles): numpy's own ``multinomial``, one exact binomial per cell and
-  round, ~50 ns whatever the counts. The tables would span ~20 standard deviations of each
-  count (too many entries to build), and the top-up of step 3 grows like sqrt(N): N - S is
-  ~2 sqrt(N) battles per round, ~6,000 at 10M battles, so Poisson draws plus the top-up cost
-  2-3x the binomials and grew with the arena (docs/performance.md, "Scale").
+  round, 50-120 ns, not growing with the counts. Tables would span ~20 standard deviations
+  of each count (too many entries to build), and the top-up of step 3 grows like sqrt(N):
+  N - S is ~2 sqrt(N) battles per round, ~6,000 at 10M battles, so numpy's Poisson draws
+  plus that top-up cost 2-3x the binomials, more the larger the arena (docs/performance.md,
+  "Scale").
 
 The result depends only on the counts, R and the generator state.
 """
