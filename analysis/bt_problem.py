@@ -90,11 +90,11 @@ class BTProblem:
 
         # Categories from the counts pooled over users (one row per top, bottom, outcome);
         # rows per user are then looked up in them, not classified one by one.
-        rows = counts.pooled()
-        keep = fitted[rows.a] & fitted[rows.b]
-        la, lb = local[rows.a[keep]], local[rows.b[keep]]
-        o, c = rows.outcome[keep], rows.count[keep]
-        w_rows = rows.row_weight()[keep]
+        pooled = counts.pooled()
+        keep = fitted[pooled.a] & fitted[pooled.b]
+        la, lb = local[pooled.a[keep]], local[pooled.b[keep]]
+        o, c = pooled.outcome[keep], pooled.count[keep]
+        w_rows = pooled.row_weight()[keep]
         if self.has_gamma:
             first, second = la, lb
             code = np.where(o == OUTCOME_A, 0, np.where(o == OUTCOME_TIE, 1, 2))
@@ -109,11 +109,11 @@ class BTProblem:
             inverse = (np.cumsum(present) - 1)[cat_key]
         else:
             ucat, inverse = np.unique(cat_key, return_inverse=True)
-        self.row_category = np.full(len(rows.count), -1, dtype=np.int64)
+        self.row_category = np.full(len(pooled.count), -1, dtype=np.int64)
         self.row_category[keep] = inverse
-        if rows is not counts:
+        if pooled is not counts:
             n = counts.n_models
-            pooled_key = (rows.a * n + rows.b) * 3 + rows.outcome  # sorted: canonical rows
+            pooled_key = (pooled.a * n + pooled.b) * 3 + pooled.outcome  # sorted: canonical rows
             row_key = (counts.a * n + counts.b) * 3 + counts.outcome
             self.row_category = self.row_category[np.searchsorted(pooled_key, row_key)]
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
