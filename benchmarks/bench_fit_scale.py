@@ -135,6 +135,7 @@ def child(inputs: dict[str, str]) -> None:
     import numpy as np
 
     django.setup()
+    from analysis import resample
     from leaderboard import aggregation, incremental, recompute
     from leaderboard.models import RatingConfig
 
@@ -176,6 +177,7 @@ def child(inputs: dict[str, str]) -> None:
             return timed(label, fit_board)(counts, **kwargs)
 
         fit_board = recompute.fit_board
+        redraw = resample.MultinomialSampler.draw
         with contextlib.ExitStack() as stack:
             for target, name, value in (
                 (aggregation, "merge_targets", lambda: {}),
@@ -185,6 +187,7 @@ def child(inputs: dict[str, str]) -> None:
                 (recompute, "_controlled", lambda *a, **k: None),
                 (recompute, "fit_board", board),
                 (recompute.fanout, "enabled", lambda: False),
+                (resample.MultinomialSampler, "draw", timed("redraws", redraw)),
             ):
                 stack.enter_context(mock.patch.object(target, name, value))
             cells = aggregation._maintained()  # what aggregate() returns, outside the fit time
@@ -210,6 +213,7 @@ def child(inputs: dict[str, str]) -> None:
         return {
             "total": total,
             "clustered": spent.get("clustered", 0.0),
+            "redraws": spent.get("redraws", 0.0),
             "other": spent.get("other boards", 0.0),
             "counts_json": counts_json,
             "boards": boards,
@@ -350,8 +354,9 @@ def main() -> None:
         f"{load_after[0]:.1f} / {load_after[1]:.1f} / {load_after[2]:.1f} at the end.",
         "",
         "| battles | cells | user-group rows | boards | tree | fits, median (range) "
-        "| of which the clustered overall board | `_counts_json` |",
-        "|---|---|---|---|---|---|---|---|",
+        "| of which the bootstrap redraws | of which the clustered overall board "
+        "| `_counts_json` |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for n in sizes:
         for name in trees:
@@ -359,6 +364,7 @@ def main() -> None:
             lines.append(
                 f"| {n:,} | {shapes[n]['cells']:,} | {shapes[n]['group_rows']:,} | "
                 f"{len(rs[0]['boards'])} | {name} | {summary([r['total'] for r in rs])} | "
+                f"{summary([r['redraws'] for r in rs])} | "
                 f"{summary([r['clustered'] for r in rs])} | "
                 f"{statistics.median(r['counts_json'] for r in rs) * 1e3:.1f} ms |"
             )
