@@ -9,23 +9,25 @@ Run from the repository root with the project's venv:
 What one run does:
 
 1. Simulates each size's battles with the project's own simulation (``ingest.simulation``'s
-   draws: the published Copilot Arena strengths, slices, heavy-tailed users), counts them
-   per combination of every slice dimension's value -- what the maintained count tables
-   hold -- and per (user group, A, B, outcome) with users in 4,096 groups by their key, as
-   the worker's in-memory copy of the group totals hands them over. No database.
+   draws: the published Copilot Arena strengths, slices, heavy-tailed users) and counts
+   them as the maintained totals hold them -- per (dimension, value, A, B, outcome), each
+   slice dimension separately -- and per (user group, A, B, outcome) with users in 4,096
+   groups, as the worker's in-memory copy of the group totals hands them over. No database.
 2. Starts one child process per tree (``--reference``, exported with ``git archive``, and
-   this tree), each importing only its own code, and lets them fit the same inputs in
-   turn, ``--repeats`` times per size: ``leaderboard.recompute.fit_slices`` as a recompute
-   after new votes calls it with the default RatingConfig (bootstrap, 1,000 rounds per
-   board, the overall board's intervals clustered by user groups, 3 robustness pairs) and
-   no fan-out: the position-aware overall board, the clustered overall board (its counts
-   built by ``overall_by_user`` from the group arrays) and every category slice. The
-   controlled board is left out: it reads at most ``ARENA_CONTROLLED_MAX_BATTLES`` battles
-   from the database and a recompute after new votes reuses its last fit.
+   this tree), each importing only its own code, and lets them fit the same inputs in turn,
+   ``--repeats`` times per size, sizes and trees interleaved: ``leaderboard.recompute.
+   fit_slices`` as a recompute after new votes calls it, with the default RatingConfig
+   (bootstrap, 1,000 rounds per board, the overall board's intervals clustered by user
+   groups, 3 robustness pairs) and no fan-out: the position-aware overall board, the
+   clustered overall board (its counts built by ``overall_by_user`` from the group arrays)
+   and every category slice. The controlled board is left out: it reads at most
+   ``ARENA_CONTROLLED_MAX_BATTLES`` battles from the database, and a recompute after new
+   votes reuses its last fit.
 3. Reports CPU time (``time.process_time``, BLAS on one thread) per run: median and range
-   per tree and size, the part spent in the clustered overall board, and how far the two
-   trees' boards differ (ratings, which must agree, and interval bounds, which differ by
-   Monte Carlo noise when the redraws change).
+   per tree and size, the parts spent in the bootstrap redraws and in the clustered overall
+   board, and how far the two trees' boards differ: ratings, which must agree, and interval
+   bounds, read against the new code's own difference between seeds 0 and 1 (Monte Carlo
+   noise).
 
 Every child's database points at a closed port, so a fit that touched the database would
 fail the run instead of timing it. Prints a Markdown block; docs/performance.md quotes it
@@ -328,13 +330,16 @@ def main() -> None:
         for n in sizes:
             for c in children.values():  # a warm-up run each, not counted
                 c.run(n)
-            for i in range(args.repeats):
+        # sizes and trees interleaved, the trees' order alternating: a shared machine's
+        # drifts hit every series alike
+        for i in range(args.repeats):
+            for n in sizes:
                 order = list(children.items())
                 for name, c in order if i % 2 == 0 else order[::-1]:
                     result = c.run(n)
                     runs.setdefault((name, n), []).append(result)
                     log(f"{n:,} {name}: {result['total']:.3f} s")
-            # Monte Carlo noise to read the old-new differences against: another seed
+        for n in sizes:  # Monte Carlo noise to read the old-new differences against
             noise_runs[n] = children[new_label].run(n, seed=1)
     finally:
         for c in children.values():
@@ -349,7 +354,7 @@ def main() -> None:
         "new votes runs it (default RatingConfig: bootstrap, 1,000 rounds per board; overall "
         f"board clustered by users in {GROUPS:,} groups; no fan-out; the controlled board "
         "reused, so not fitted), on simulated counts, "
-        f"{args.repeats} runs per tree and size, the two trees alternating. Load average "
+        f"{args.repeats} runs per tree and size, sizes and trees interleaved. Load average "
         f"{load_before[0]:.1f} / {load_before[1]:.1f} / {load_before[2]:.1f} at the start, "
         f"{load_after[0]:.1f} / {load_after[1]:.1f} / {load_after[2]:.1f} at the end.",
         "",
