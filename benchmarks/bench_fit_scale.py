@@ -393,6 +393,23 @@ def main() -> None:
             f"{change['median']:.1%} ({change['max']:.1%}) | "
             f"{noise['median']:.1%} ({noise['max']:.1%}) | {same} |"
         )
+    if len(sizes) > 1:  # each repeat ran the sizes back to back: compare them in pairs
+        small, large = sizes[0], sizes[-1]
+        parts = []
+        for name in trees:
+            d = [
+                b["total"] - a["total"]
+                for a, b in zip(runs[(name, small)], runs[(name, large)], strict=True)
+            ]
+            parts.append(
+                f"{name} {statistics.median(d):+.3f} s (range {min(d):+.3f} to {max(d):+.3f})"
+            )
+        lines += [
+            "",
+            f"Fits at {large:,} minus fits at {small:,} battles, paired by repeat: "
+            + "; ".join(parts)
+            + ".",
+        ]
     print("\n".join(lines))
 
 
