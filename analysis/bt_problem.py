@@ -114,7 +114,10 @@ class BTProblem:
         if pooled is not counts:
             n = counts.n_models
             pooled_key = (pooled.a * n + pooled.b) * 3 + pooled.outcome  # sorted: canonical rows
-            row_key = (counts.a * n + counts.b) * 3 + counts.outcome
+            row_key = counts.a * n
+            row_key += counts.b
+            row_key *= 3
+            row_key += counts.outcome
             self.row_category = self.row_category[np.searchsorted(pooled_key, row_key)]
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
         cat_weight = np.bincount(inverse, weights=w_rows, minlength=len(ucat))
@@ -140,7 +143,9 @@ class BTProblem:
         self.total = int(self.cat_count.sum())
         self.canon = self._canonical_order(counts.models)
         self.row_user = counts.user
-        self.row_weight = counts.row_weight() * (self.weight_factor if self.weighted else 1.0)
+        self.row_weight = counts.row_weight()
+        if self.weighted:
+            self.row_weight *= self.weight_factor
 
         p, m = self.n_pairs, self.n_categories
         indptr = np.append(self.pair_start, m)

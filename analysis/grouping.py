@@ -96,7 +96,11 @@ class GroupedCounts:
             raise ValueError("outcome must be OUTCOME_A, OUTCOME_B or OUTCOME_TIE")
         if np.any(c < 0):
             raise ValueError("counts must be non-negative")
-        u = None if self.user is None else np.asarray(self.user).astype(np.int64).ravel()
+        u = (
+            None
+            if self.user is None
+            else np.asarray(self.user).astype(np.int64, copy=False).ravel()
+        )
         if u is not None and (len(u) != len(c) or (len(u) and u.min() < 0)):
             raise ValueError("user must be one non-negative index per row")
         w = None if self.weight is None else np.asarray(self.weight, dtype=float).ravel()
@@ -219,15 +223,21 @@ def _canonicalise(
     w: np.ndarray | None,
 ) -> Rows:
     """Sort rows by (a, b, outcome, user), merge duplicates, drop zero counts."""
-    key = (a * k + b) * _N_OUTCOMES + o
+    # one array, updated in place: at a million rows each temporary is fresh memory
+    key = a * k
+    key += b
+    key *= _N_OUTCOMES
+    key += o
     n_users = 1 if u is None or len(u) == 0 else int(u.max()) + 1
     if u is not None:
-        key = key * n_users + u
+        key *= n_users
+        key += u
     n_keys = k * k * _N_OUTCOMES * n_users
     if n_keys <= max(4 * len(key), 1 << 16):
         summed = np.bincount(key, weights=c, minlength=n_keys)
         ukey = np.flatnonzero(summed)
         counts = summed[ukey].astype(np.int64)
+        del summed
         weights = None if w is None else np.bincount(key, weights=w, minlength=n_keys)[ukey]
     else:
         ukey, inverse = np.unique(key, return_inverse=True)

@@ -267,12 +267,13 @@ def _user_source(prob: BTProblem) -> tuple[Source, int]:
         # Users in groups (4,096 of them over ~165 categories) fill most of the (categories x
         # users) matrix: a dense product runs ~10x faster than the sparse one, whose cost grew
         # with the filled entries as the arena grew. Integer counts: the same sums.
+        cell = prob.row_user * m
+        cell += prob.row_category
         keep = prob.row_category >= 0
-        dense = np.bincount(
-            prob.row_user[keep] * m + prob.row_category[keep],
-            weights=prob.row_weight[keep],
-            minlength=n_users * m,
-        ).reshape(n_users, m)
+        if not keep.all():  # rows of models outside the fit
+            cell = np.where(keep, cell, n_users * m)
+        dense = np.bincount(cell, weights=prob.row_weight, minlength=n_users * m + 1)
+        dense = dense[: n_users * m].reshape(n_users, m)
         active = np.flatnonzero(dense.sum(axis=1) > 0)
         xt = np.ascontiguousarray(dense[active].T)
     else:

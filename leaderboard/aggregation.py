@@ -174,6 +174,8 @@ def user_indices(users) -> np.ndarray:
         # small integer keys (the 4,096 user groups over ~1M rows): ranks without a sort
         present = np.zeros(int(users.max()) + 1, dtype=np.int64)
         present[users] = 1
+        if present.all():  # the keys are their own ranks (every group has battles)
+            return users.astype(np.int64, copy=False)
         return np.asarray((np.cumsum(present) - 1)[users])
     _, index = np.unique(users, return_inverse=True)
     return np.asarray(index, dtype=np.int64).ravel()
@@ -266,12 +268,14 @@ def overall_by_user(
         cols = list(zip(*rows, strict=True)) if rows else [()] * 5
     ia, ib, keep = on_board(overall, keys, cols[1], cols[2])
     users = np.asarray(cols[0], dtype=np.int64 if incremental.enabled() else object)
+    # Usually every row is on the board: no copies then (a million rows of the user groups)
+    rows: slice | np.ndarray = slice(None) if keep.all() else keep
     return GroupedCounts(
         models=overall.models,
-        a=ia[keep],
-        b=ib[keep],
-        outcome=_engine_outcomes(cols[3])[keep],
-        count=np.asarray(cols[4], dtype=np.int64)[keep],
+        a=ia[rows],
+        b=ib[rows],
+        outcome=_engine_outcomes(cols[3])[rows],
+        count=np.asarray(cols[4], dtype=np.int64)[rows],
         positions_known=overall.positions_known,
-        user=user_indices(users[keep]),
+        user=user_indices(users[rows]),
     )
