@@ -30,8 +30,9 @@ not independent (one casts hundreds, with preferences of their own), so the unit
 resampling is the user. The clustered sandwich is the leave-one-user-out (CR3) form of
 ``clustered``; the cluster bootstrap redraws n users with
 replacement (one multinomial draw of n over the users) and each round's category weights are
-the drawn users' summed weights -- one sparse (categories x users) product per batch of
-rounds, so the cost is that of the iid bootstrap plus O(nonzero user-category cells).
+the drawn users' summed weights -- one (categories x users) product per batch of rounds, so
+the cost is that of the iid bootstrap plus O(nonzero user-category cells); the product is
+dense when the users nearly fill the matrix (users in groups), which BLAS does ~10x faster.
 
 Weighted counts (``weights``): the bootstrap redraws battles and gives each the mean weight of
 its category (exact when weights are constant per category, as for pair-level propensities);
