@@ -269,13 +269,13 @@ def overall_by_user(
     ia, ib, keep = on_board(overall, keys, cols[1], cols[2])
     users = np.asarray(cols[0], dtype=np.int64 if incremental.enabled() else object)
     # Usually every row is on the board: no copies then (a million rows of the user groups)
-    rows: slice | np.ndarray = slice(None) if keep.all() else keep
+    kept: slice | np.ndarray = slice(None) if keep.all() else keep
     return GroupedCounts(
         models=overall.models,
-        a=ia[rows],
-        b=ib[rows],
-        outcome=_engine_outcomes(cols[3])[rows],
-        count=np.asarray(cols[4], dtype=np.int64)[rows],
+        a=ia[kept],
+        b=ib[kept],
+        outcome=_engine_outcomes(cols[3])[kept],
+        count=np.asarray(cols[4], dtype=np.int64)[kept],
         positions_known=overall.positions_known,
-        user=user_indices(users[rows]),
+        user=user_indices(users[kept]),
     )
