@@ -205,7 +205,7 @@ def fit_bt(
         raise ValueError("position_bias=True needs counts with known top/bottom positions")
     if not np.isfinite(anchor_value):
         raise ValueError("anchor_value must be finite")
-    structure = analyse_graph(counts)
+    structure = analyse_graph(counts.pooled())  # the same graph without a row per user
     problem = BTProblem(
         counts, fitted=structure.main, core=structure.core, position_bias=position_bias
     )

@@ -88,10 +88,13 @@ class BTProblem:
         local = np.full(counts.n_models, -1, dtype=np.int64)
         local[self.fitted] = np.arange(k)
 
-        keep = fitted[counts.a] & fitted[counts.b]
-        la, lb = local[counts.a[keep]], local[counts.b[keep]]
-        o, c = counts.outcome[keep], counts.count[keep]
-        w_rows = counts.row_weight()[keep]
+        # Categories from the counts pooled over users (one row per top, bottom, outcome);
+        # rows per user are then looked up in them, not classified one by one.
+        pooled = counts.pooled()
+        keep = fitted[pooled.a] & fitted[pooled.b]
+        la, lb = local[pooled.a[keep]], local[pooled.b[keep]]
+        o, c = pooled.outcome[keep], pooled.count[keep]
+        w_rows = pooled.row_weight()[keep]
         if self.has_gamma:
             first, second = la, lb
             code = np.where(o == OUTCOME_A, 0, np.where(o == OUTCOME_TIE, 1, 2))
@@ -106,8 +109,16 @@ class BTProblem:
             inverse = (np.cumsum(present) - 1)[cat_key]
         else:
             ucat, inverse = np.unique(cat_key, return_inverse=True)
-        self.row_category = np.full(len(counts.count), -1, dtype=np.int64)
+        self.row_category = np.full(len(pooled.count), -1, dtype=np.int64)
         self.row_category[keep] = inverse
+        if pooled is not counts:
+            n = counts.n_models
+            pooled_key = (pooled.a * n + pooled.b) * 3 + pooled.outcome  # sorted: canonical rows
+            row_key = counts.a * n
+            row_key += counts.b
+            row_key *= 3
+            row_key += counts.outcome
+            self.row_category = self.row_category[np.searchsorted(pooled_key, row_key)]
         self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
         cat_weight = np.bincount(inverse, weights=w_rows, minlength=len(ucat))
         w_total = float(cat_weight.sum())
@@ -132,7 +143,9 @@ class BTProblem:
         self.total = int(self.cat_count.sum())
         self.canon = self._canonical_order(counts.models)
         self.row_user = counts.user
-        self.row_weight = counts.row_weight() * (self.weight_factor if self.weighted else 1.0)
+        self.row_weight = counts.row_weight()
+        if self.weighted:
+            self.row_weight *= self.weight_factor
 
         p, m = self.n_pairs, self.n_categories
         indptr = np.append(self.pair_start, m)

@@ -47,7 +47,8 @@ def _readonly_or_none(x: np.ndarray | None) -> np.ndarray | None:
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:
-    x = np.array(x, copy=True)
+    """Freeze one of ``_canonicalise``'s arrays (all new: no caller's array is touched)."""
+    x = np.asarray(x, dtype=np.int64 if x.dtype.kind in "iu" else x.dtype)
     x.setflags(write=False)
     return x
 
@@ -95,7 +96,11 @@ class GroupedCounts:
             raise ValueError("outcome must be OUTCOME_A, OUTCOME_B or OUTCOME_TIE")
         if np.any(c < 0):
             raise ValueError("counts must be non-negative")
-        u = None if self.user is None else np.asarray(self.user).astype(np.int64).ravel()
+        u = (
+            None
+            if self.user is None
+            else np.asarray(self.user).astype(np.int64, copy=False).ravel()
+        )
         if u is not None and (len(u) != len(c) or (len(u) and u.min() < 0)):
             raise ValueError("user must be one non-negative index per row")
         w = None if self.weight is None else np.asarray(self.weight, dtype=float).ravel()
@@ -130,10 +135,18 @@ class GroupedCounts:
         return self.count.astype(float) if self.weight is None else self.weight.copy()
 
     def pooled(self) -> GroupedCounts:
-        """The same battles without the user column (summed over users), weights kept."""
+        """The same battles without the user column (summed over users), weights kept.
+
+        Computed once per table (kept on it): what ignores users -- the comparison graph,
+        the page matrices, votes per model -- reads these few rows instead of one row per
+        user (about a million for the overall board of a large arena)."""
         if self.user is None:
             return self
-        return replace(self, user=None)
+        pooled = self.__dict__.get("_pooled")
+        if pooled is None:
+            pooled = replace(self, user=None)
+            object.__setattr__(self, "_pooled", pooled)
+        return pooled
 
     def users_in_groups(self, groups: int) -> GroupedCounts:
         """The same battles with user ``u`` in group ``u % groups`` (rows merged per group).
@@ -210,15 +223,21 @@ def _canonicalise(
     w: np.ndarray | None,
 ) -> Rows:
     """Sort rows by (a, b, outcome, user), merge duplicates, drop zero counts."""
-    key = (a * k + b) * _N_OUTCOMES + o
+    # one array, updated in place: at a million rows each temporary is fresh memory
+    key = a * k
+    key += b
+    key *= _N_OUTCOMES
+    key += o
     n_users = 1 if u is None or len(u) == 0 else int(u.max()) + 1
     if u is not None:
-        key = key * n_users + u
+        key *= n_users
+        key += u
     n_keys = k * k * _N_OUTCOMES * n_users
     if n_keys <= max(4 * len(key), 1 << 16):
         summed = np.bincount(key, weights=c, minlength=n_keys)
         ukey = np.flatnonzero(summed)
         counts = summed[ukey].astype(np.int64)
+        del summed
         weights = None if w is None else np.bincount(key, weights=w, minlength=n_keys)[ukey]
     else:
         ukey, inverse = np.unique(key, return_inverse=True)
@@ -227,11 +246,8 @@ def _canonicalise(
         keep = counts > 0
         ukey, counts = ukey[keep], counts[keep]
         weights = None if weights is None else weights[keep]
-    users = None if u is None else ukey % n_users
-    ukey = ukey // n_users
-    o = ukey % _N_OUTCOMES
-    ab = ukey // _N_OUTCOMES
-    return ab // k, ab % k, o, counts, users, weights
+    a, b, o, users = np.unravel_index(ukey, (k, k, _N_OUTCOMES, n_users))
+    return a, b, o, counts, None if u is None else users, weights
 
 
 def _as_indices(names: Sequence[str] | np.ndarray, lookup: dict[str, int]) -> np.ndarray:

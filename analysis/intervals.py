@@ -30,8 +30,9 @@ not independent (one casts hundreds, with preferences of their own), so the unit
 resampling is the user. The clustered sandwich is the leave-one-user-out (CR3) form of
 ``clustered``; the cluster bootstrap redraws n users with
 replacement (one multinomial draw of n over the users) and each round's category weights are
-the drawn users' summed weights -- one sparse (categories x users) product per batch of
-rounds, so the cost is that of the iid bootstrap plus O(nonzero user-category cells).
+the drawn users' summed weights -- one (categories x users) product per batch of rounds, so
+the cost is that of the iid bootstrap plus O(nonzero user-category cells); the product is
+dense when the users nearly fill the matrix (users in groups), which BLAS does ~10x faster.
 
 Weighted counts (``weights``): the bootstrap redraws battles and gives each the mean weight of
 its category (exact when weights are constant per category, as for pair-level propensities);
@@ -59,6 +60,11 @@ from analysis.resample import MultinomialSampler
 from analysis.unbounded import apply_unbounded_bounds
 
 __all__ = ["IntervalResult", "bootstrap", "sandwich"]
+
+# The cluster bootstrap's (categories x users) weights as a dense matrix when it has at most
+# this many entries and at least one row of counts per this many of them.
+_DENSE_MAX = 1 << 22
+_DENSE_FILL = 16
 
 
 @dataclass(frozen=True)
@@ -255,10 +261,27 @@ def _row_source(prob: BTProblem, draws: np.ndarray) -> Source:
 
 def _user_source(prob: BTProblem) -> tuple[Source, int]:
     """Users redrawn with replacement (multinomial over the users with battles)."""
-    x = prob.cluster_weights()
-    assert x is not None
-    active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
-    xt = csr_matrix(x[active].T)  # (M, users)
+    assert prob.row_user is not None
+    m, n_users = prob.n_categories, int(prob.row_user.max()) + 1 if len(prob.row_user) else 0
+    xt: np.ndarray | csr_matrix
+    if m * n_users <= _DENSE_MAX and _DENSE_FILL * len(prob.row_user) >= m * n_users:
+        # Users in groups (4,096 of them over ~165 categories) fill most of the (categories x
+        # users) matrix: a dense product runs ~10x faster than the sparse one, whose cost grew
+        # with the filled entries as the arena grew. Integer counts: the same sums.
+        cell = prob.row_user * m
+        cell += prob.row_category
+        keep = prob.row_category >= 0
+        if not keep.all():  # rows of models outside the fit
+            cell = np.where(keep, cell, n_users * m)
+        dense = np.bincount(cell, weights=prob.row_weight, minlength=n_users * m + 1)
+        dense = dense[: n_users * m].reshape(n_users, m)
+        active = np.flatnonzero(dense.sum(axis=1) > 0)
+        xt = np.ascontiguousarray(dense[active].T)
+    else:
+        x = prob.cluster_weights()
+        assert x is not None
+        active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
+        xt = csr_matrix(x[active].T)  # (M, users)
     sampler = MultinomialSampler(np.ones(len(active), dtype=np.int64))
 
     def draw(_start: int, rc: int, rng: np.random.Generator) -> np.ndarray:

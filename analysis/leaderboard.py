@@ -244,7 +244,8 @@ def compute_leaderboard(
     lower = np.where(rated, iv.lower, np.nan)
     upper = np.where(rated, iv.upper, np.nan)
     predicted = predicted_win_rate_matrix(fit.rating)
-    observed = win_fraction_matrix(counts)
+    plain = counts.pooled()  # the matrices and votes ignore users
+    observed = win_fraction_matrix(plain)
     top = None
     if position_bias and fit.top_slot_log_odds is not None and iv.top_slot is not None:
         lo, hi, med = iv.top_slot
@@ -265,11 +266,11 @@ def compute_leaderboard(
         ci_upper=upper,
         median=np.where(rated, iv.median, np.nan),
         rank=rank_ub(lower, upper),
-        votes=counts.battles_per_model(),
+        votes=plain.battles_per_model(),
         avg_win_rate=average_win_rate(predicted),
         status=fit.status,
         win_fraction=observed,
-        battle_count=battle_count_matrix(counts),
+        battle_count=battle_count_matrix(plain),
         predicted_win_rate=predicted,
         top_slot=top,
         method=method,

@@ -2,24 +2,31 @@
 
 Computes, for counts ``c`` (M cells, N = sum c battles) and R rounds, an (R, M) integer array
 whose rows are independent draws of Multinomial(N, c / N) -- the bootstrap resample of N
-battles -- distributed exactly like ``numpy.random.Generator.multinomial`` but about ten times
-faster for the sizes of an arena (N ~ 1e6, M ~ 1e4), where numpy's sequential binomials cost
-~100 ns per cell and round.
+battles -- distributed exactly like ``numpy.random.Generator.multinomial``. One of three
+exact methods, by the shape of the counts:
 
-Method (exact, not an approximation):
+* **Direct** (N <= M): all N battles are drawn one by one (a uniform battle index looked up
+  in the cumulative counts).
+* **Poisson tables** (small counts, e.g. 1M battles over ~30,000 cells, where numpy's
+  sequential binomials cost ~100 ns per cell and round, ~10x more):
 
-1. Draw X_m ~ Poisson((1 - eps) c_m) independently (eps = 3.5 / sqrt(N)). Given their total S,
-   X is Multinomial(S, c / N). Poisson draws use inversion with precomputed CDF and guide
-   tables, shared by all cells with the same count, so one draw is a few vector operations.
-   Tables span ~20 standard deviations per distinct count, so for large counts (millions of
-   battles over few cells) building them would cost more than all the draws: then numpy's
-   own exact Poisson sampler draws them (``_TABLE_ENTRIES_PER_CELL``).
-2. If S > N (probability ~2e-4 per round) redraw that round; conditioning on the event
-   {S <= N}, a function of S only, leaves X | S unchanged.
-3. Add N - S battles drawn one by one from c / N (a uniform battle index looked up in the
-   cumulative counts). Multinomial(S, q) + Multinomial(N - S, q) = Multinomial(N, q).
+  1. Draw X_m ~ Poisson((1 - eps) c_m) independently (eps = 2 / sqrt(N)). Given their total
+     S, X is Multinomial(S, c / N). Poisson draws use inversion with precomputed CDF and
+     guide tables, shared by all cells with the same count, so one draw is a few vector
+     operations.
+  2. If S > N (probability ~2.5% per round) redraw that round; conditioning on the event
+     {S <= N}, a function of S only, leaves X | S unchanged.
+  3. Add N - S battles drawn from c / N (one by one, or by numpy's multinomial when there
+     are many per cell). Multinomial(S, q) + Multinomial(N - S, q) = Multinomial(N, q).
 
-Small N (N <= M) skips the Poisson step and draws all N battles directly.
+* **Binomials** (everything else: few cells with large counts, like the ~165 categories of a
+  board at millions of battles): numpy's own ``multinomial``, one exact binomial per cell and
+  round, 50-120 ns, not growing with the counts. Tables would span ~20 standard deviations
+  of each count (too many entries to build), and the top-up of step 3 grows like sqrt(N):
+  N - S is ~2 sqrt(N) battles per round, ~6,000 at 10M battles, so numpy's Poisson draws
+  plus that top-up cost 2-3x the binomials, more the larger the arena (docs/performance.md,
+  "Scale").
+
 The result depends only on the counts, R and the generator state.
 """
 
@@ -35,8 +42,11 @@ _TAIL_SIGMAS = 10.0  # Poisson tables span mean +- 10 sd (+ slack): tails below 
 _LUT_MAX = 1 << 25  # battle-index lookup table up to 32M battles, searchsorted beyond
 _CHUNK_ELEMENTS = 1 << 20
 # Inversion tables only while they hold at most this many entries per cell: beyond, their
-# set-up (a CDF entry per value within 10 sd) outweighs a round of numpy Poisson draws.
+# set-up (a CDF entry per value within 10 sd) outweighs rounds of binomials.
 _TABLE_ENTRIES_PER_CELL = 64
+# A binomial redraw of a cell with more battles than this is zero with probability
+# (1 - c / N)^N <= exp(-c) < 1e-20: treated as never zero, like a table starting above zero.
+_NEVER_ZERO = 46
 
 
 class _PoissonTables:
@@ -131,6 +141,7 @@ class MultinomialSampler:
         self.counts = counts
         self.m, self.total = len(counts), int(counts.sum())
         self.direct = False
+        self._tables: _PoissonTables | None = None
         if self.total == 0:
             return
         eps = _EPS_SIGMAS / np.sqrt(self.total)
@@ -141,28 +152,26 @@ class MultinomialSampler:
         self._cum: np.ndarray = np.cumsum(counts)
         if self.direct:
             self._lut, self._cum = _battle_lookup(counts)
-        self._tables: _PoissonTables | None = None
-        if not self.direct:
-            values, table = np.unique(counts, return_inverse=True)
-            self._lam = counts * (1.0 - eps)
-            sd = np.sqrt(values * (1.0 - eps))
-            entries = float(np.sum(2.0 * (_TAIL_SIGMAS * sd + 11.0) + 1.0))
-            if entries <= _TABLE_ENTRIES_PER_CELL * self.m:
-                self._tables = _PoissonTables(values, 1.0 - eps)
-                self._tables.prepare(table)
+            return
+        values, table = np.unique(counts, return_inverse=True)
+        sd = np.sqrt(values * (1.0 - eps))
+        entries = float(np.sum(2.0 * (_TAIL_SIGMAS * sd + 11.0) + 1.0))
+        if entries <= _TABLE_ENTRIES_PER_CELL * self.m:
+            self._tables = _PoissonTables(values, 1.0 - eps)
+            self._tables.prepare(table)
             self._table = table
-            self._values = values
+        else:
+            self._p = counts / self.total
 
     def can_be_zero(self) -> np.ndarray:
         """Bool per cell: can a redraw leave this cell at zero? (False only for cells whose
-        Poisson table starts above zero, i.e. counts of a few hundred or more.)"""
+        Poisson table starts above zero, or whose binomial is zero with probability below
+        1e-20: counts of a few dozen to a few hundred or more.)"""
         if self.total == 0 or self.direct:
             return np.ones(self.m, dtype=bool)
         if self._tables is not None:
             return np.asarray(self._tables.lowest[self._table] == 0)
-        # Where the tables would start (the same bound): a Poisson draw this far below its
-        # mean has probability below 1e-20, as for a table.
-        return np.asarray(self._lam - _TAIL_SIGMAS * np.sqrt(self._lam) - 10 <= 0)
+        return np.asarray(self.counts <= _NEVER_ZERO)
 
     def draw(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         """(rounds, M) int64: ``rounds`` independent redraws."""
@@ -173,9 +182,12 @@ class MultinomialSampler:
         step = max(1, _CHUNK_ELEMENTS // max(per_round, 1))
         for start in range(0, rounds, step):
             rc = min(step, rounds - start)
-            out[start : start + rc] = (
-                self._draw_direct(rc, rng) if self.direct else self._draw_poisson(rc, rng)
-            )
+            if self.direct:
+                out[start : start + rc] = self._draw_direct(rc, rng)
+            elif self._tables is not None:
+                out[start : start + rc] = self._draw_poisson(rc, rng)
+            else:
+                out[start : start + rc] = rng.multinomial(self.total, self._p, size=rc)
         return out
 
     def _draw_direct(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
@@ -184,18 +196,14 @@ class MultinomialSampler:
         cells += (np.arange(rounds) * m)[:, None]
         return np.bincount(cells.ravel(), minlength=rounds * m).reshape(rounds, m)
 
-    def _poisson(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
-        if self._tables is not None:
-            return self._tables.draw(rounds, rng)
-        return rng.poisson(self._lam, size=(rounds, self.m)).astype(np.int64)
-
     def _draw_poisson(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         m, total = self.m, self.total
-        x = self._poisson(rounds, rng)
+        assert self._tables is not None
+        x = self._tables.draw(rounds, rng)
         sums = x.sum(axis=1)
         while np.any(sums > total):
             redo = np.flatnonzero(sums > total)
-            x[redo] = self._poisson(len(redo), rng)
+            x[redo] = self._tables.draw(len(redo), rng)
             sums[redo] = x[redo].sum(axis=1)
         missing = total - sums
         if missing.sum() > rounds * m:

@@ -169,7 +169,15 @@ def on_board(
 
 def user_indices(users) -> np.ndarray:
     """User keys (or hashes) as dense indices 0..n-1, in key order."""
-    _, index = np.unique(np.asarray(users), return_inverse=True)
+    users = np.asarray(users)
+    if users.dtype.kind in "iu" and len(users) and users.min() >= 0 and users.max() < len(users):
+        # small integer keys (the 4,096 user groups over ~1M rows): ranks without a sort
+        present = np.zeros(int(users.max()) + 1, dtype=np.int64)
+        present[users] = 1
+        if present.all():  # the keys are their own ranks (every group has battles)
+            return users.astype(np.int64, copy=False)
+        return np.asarray((np.cumsum(present) - 1)[users])
+    _, index = np.unique(users, return_inverse=True)
     return np.asarray(index, dtype=np.int64).ravel()
 
 
@@ -260,12 +268,14 @@ def overall_by_user(
         cols = list(zip(*rows, strict=True)) if rows else [()] * 5
     ia, ib, keep = on_board(overall, keys, cols[1], cols[2])
     users = np.asarray(cols[0], dtype=np.int64 if incremental.enabled() else object)
+    # Usually every row is on the board: no copies then (a million rows of the user groups)
+    kept: slice | np.ndarray = slice(None) if keep.all() else keep
     return GroupedCounts(
         models=overall.models,
-        a=ia[keep],
-        b=ib[keep],
-        outcome=_engine_outcomes(cols[3])[keep],
-        count=np.asarray(cols[4], dtype=np.int64)[keep],
+        a=ia[kept],
+        b=ib[kept],
+        outcome=_engine_outcomes(cols[3])[kept],
+        count=np.asarray(cols[4], dtype=np.int64)[kept],
         positions_known=overall.positions_known,
-        user=user_indices(users[keep]),
+        user=user_indices(users[kept]),
     )

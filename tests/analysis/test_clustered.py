@@ -5,9 +5,10 @@ independent, and coverage of the population truth on simulated arenas with heavy
 import numpy as np
 import pytest
 
+from analysis import intervals
 from analysis.bradley_terry import SCALE, fit_bt
 from analysis.clustered import cluster_covariance
-from analysis.grouping import GroupedCounts, from_user_count_rows
+from analysis.grouping import OUTCOME_A, OUTCOME_TIE, GroupedCounts, from_user_count_rows
 from analysis.intervals import bootstrap, sandwich
 from analysis.leaderboard import compute_leaderboard
 from analysis.simulate_users import population_truth, simulate_user_arena
@@ -156,6 +157,44 @@ def test_board_resamples_groups_of_users_past_the_limit():
     few = compute_leaderboard(g, rounds=400, seed=1, max_clusters=10_000)
     assert few.clusters == g.active_users()
     assert np.array_equal(few.ci_lower, per_user.ci_lower)
+
+
+@pytest.mark.parametrize("position_bias", [False, True])
+def test_user_rows_fall_in_their_own_categories(position_bias):
+    # the fit classifies the rows pooled over users and looks each user row up in them
+    arena = simulate_user_arena(R, 4000, n_users=300, pref_sd=40.0, tie_rate=0.1, seed=12)
+    g = arena.grouped().users_in_groups(64)
+    prob = fit_bt(g, position_bias=position_bias).problem
+    cat = prob.row_category
+    assert len(cat) == len(g.count) and np.all(cat >= 0)
+    first = prob.fitted[prob.pi[prob.cat_pair[cat]]]
+    second = prob.fitted[prob.pj[prob.cat_pair[cat]]]
+    code = prob.cat_code[cat]
+    if position_bias:
+        assert np.array_equal(first, g.a) and np.array_equal(second, g.b)
+        want = np.where(g.outcome == OUTCOME_A, 0, np.where(g.outcome == OUTCOME_TIE, 1, 2))
+    else:
+        assert np.array_equal(first, np.minimum(g.a, g.b))
+        assert np.array_equal(second, np.maximum(g.a, g.b))
+        winner_first = (g.outcome == OUTCOME_A) == (g.a == first)
+        want = np.where(g.outcome == OUTCOME_TIE, 1, np.where(winner_first, 0, 2))
+    assert np.array_equal(code, want)
+    assert np.array_equal(np.bincount(cat, weights=g.count), prob.cat_count)
+
+
+def test_dense_and_sparse_user_products_draw_the_same_rounds(monkeypatch):
+    # 64 groups fill the (categories x groups) matrix: the dense product is taken; the
+    # sparse one (many users one by one) gives the same rounds
+    arena = simulate_user_arena(R, 6000, n_users=500, pref_sd=60.0, tie_rate=0.1, seed=4)
+    fit = fit_bt(arena.grouped().users_in_groups(64))
+    m = fit.problem.n_categories
+    assert intervals._DENSE_FILL * len(fit.problem.row_user) >= 64 * m
+    dense = bootstrap(fit, rounds=300, seed=2, clustered=True)
+    monkeypatch.setattr(intervals, "_DENSE_MAX", 0)
+    sparse = bootstrap(fit, rounds=300, seed=2, clustered=True)
+    assert dense.samples is not None and sparse.samples is not None
+    assert np.array_equal(dense.samples, sparse.samples)
+    assert dense.clusters == sparse.clusters == 64
 
 
 @pytest.mark.slow
