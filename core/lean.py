@@ -78,14 +78,18 @@ def json_object_body(request: HttpRequest) -> dict | None:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if not length.isdigit() or int(length) == 0 or (limit is not None and int(length) > limit):
         return None
+    body = request.body
     try:
         data = json.loads(
-            request.body.decode(),
-            parse_constant=json.strict_constant if SafeJSONParser.strict else None,
+            body.decode(), parse_constant=json.strict_constant if SafeJSONParser.strict else None
         )
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
-    if not isinstance(data, dict) or depth_exceeds(data, settings.ARENA_MAX_JSON_DEPTH):
+    if not isinstance(data, dict):
+        return None
+    # No deeper than it has brackets: most bodies are cleared by that count alone.
+    depth = settings.ARENA_MAX_JSON_DEPTH
+    if body.count(b"{") + body.count(b"[") > depth and depth_exceeds(data, depth):
         return None
     return data
 
