@@ -27,6 +27,8 @@ request. tests/ingest/test_lean_routes.py checks that both ways answer alike.
 from __future__ import annotations
 
 import codecs
+import json as std_json
+from functools import lru_cache
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
@@ -63,6 +65,21 @@ class LeanRequest:
         return getattr(self._request, name)
 
 
+# DRF's JSON parser reads with json.load(..., parse_constant=strict_constant); one decoder
+# with the same options, made once (json.loads makes a new one per call when given options).
+_DECODER = std_json.JSONDecoder(
+    parse_constant=json.strict_constant if SafeJSONParser.strict else None
+)
+
+
+@lru_cache(maxsize=16)
+def _is_utf8(charset: str) -> bool:
+    try:
+        return codecs.lookup(charset).name == "utf-8"
+    except LookupError:
+        return False
+
+
 def json_object_body(request: HttpRequest) -> dict | None:
     """The body as DRF's JSON parser would read it, if it is a JSON object; else None.
 
@@ -72,7 +89,7 @@ def json_object_body(request: HttpRequest) -> dict | None:
     """
     if request.content_type != "application/json":
         return None
-    if codecs.lookup(request.encoding or settings.DEFAULT_CHARSET).name != "utf-8":
+    if not _is_utf8(request.encoding or settings.DEFAULT_CHARSET):
         return None
     length = request.META.get("CONTENT_LENGTH") or ""
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -80,9 +97,7 @@ def json_object_body(request: HttpRequest) -> dict | None:
         return None
     body = request.body
     try:
-        data = json.loads(
-            body.decode(), parse_constant=json.strict_constant if SafeJSONParser.strict else None
-        )
+        data = _DECODER.decode(body.decode())
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
     if not isinstance(data, dict):
