@@ -155,9 +155,9 @@ class LeanView:
         if not permitted:
             return self.drf_view(request)
         # From here on as APIView.dispatch once authentication and permissions passed.
-        if client is not None:
-            note_use(client)
         try:
+            if client is not None:
+                note_use(client)  # may write the tally: a database error is answered as DRF's
             view.check_throttles(lean)
             response = getattr(view, self.method)(lean)
         except Exception as exc:

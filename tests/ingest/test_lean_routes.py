@@ -18,6 +18,7 @@ import dataclasses
 import io
 import json
 import sys
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -248,7 +249,7 @@ def fake_pairs(monkeypatch):
 def compare(db, models, wsgi_requests, fake_pairs, monkeypatch):
     monkeypatch.setattr(throttles, "time", SimpleNamespace(time=lambda: FIXED_NOW))
 
-    def run_both(requests: list[Req], *, isolated: bool = True) -> list:
+    def run_both(requests: list[Req], *, isolated: bool = True, prime=None) -> list:
         # Built here, after the test's settings: middleware reads some of them when built.
         dispatch = MachineRouteDispatch(WSGIHandler())
         spy = Spy(dispatch)
@@ -260,6 +261,8 @@ def compare(db, models, wsgi_requests, fake_pairs, monkeypatch):
             auth._pending.clear()
             auth._flushed_at.clear()
             auth._clients.clear()
+            if prime is not None:
+                prime()
             before = _metrics()
             if isolated:
                 with transaction.atomic():
@@ -483,6 +486,27 @@ def test_database_down_answers_503_alike(compare, settings):
         patch.setattr(BaseDatabaseWrapper, "is_usable", lambda self: False)
         ways = compare([req(path) for path in ROUTES], isolated=False)
     assert {status for (status, _, _), _ in ways} == {"503 Service Unavailable"}
+
+
+def test_database_down_while_counting_a_known_keys_use(compare, settings):
+    client, key = issue_api_key(name="cached key")
+    prefix = key.split("_")[1]
+
+    def known_key():  # the key's row cached as after an earlier request; its tally is due
+        auth._clients[prefix] = (time.monotonic(), client)
+
+    def refuse(self):
+        raise OperationalError("the database is gone")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(BaseDatabaseWrapper, "ensure_connection", refuse)
+        patch.setattr(BaseDatabaseWrapper, "is_usable", lambda self: False)
+        keyed = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+        ways = compare(
+            [req(path, headers=keyed) for path in ROUTES], isolated=False, prime=known_key
+        )
+    assert {status for (status, _, _), _ in ways} == {"503 Service Unavailable"}
+    assert {way for _, way in ways} == {"lean"}
 
 
 def test_the_lean_chain_is_the_sites_without_the_skipped_middleware(settings):
