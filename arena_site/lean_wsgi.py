@@ -6,12 +6,14 @@ WhiteNoise middleware have nothing to do (no session or CSRF cookie to read, a v
 CSRF-exempt, no login that axes could lock out, no static file at these paths), yet running
 them and resolving the path through the whole URL map was a tenth of a vote's CPU (issue 18).
 
-`application` sends a request for one of `LEAN_ROUTES` that carries no `Cookie` header to
-`LeanHandler`: Django's own WSGI handler (request and response objects, signals, exception
-handling, the same views), whose middleware chain is the site's `MIDDLEWARE` in its order
-without `SKIPPED`, and whose URL resolution is a dict lookup of the routes' matches. Every
-other request, including any request to these routes with a cookie (a browser: its session
-and CSRF cookies keep their full treatment), goes to Django's handler unchanged.
+`MachineRouteDispatch` (the site's `application`, arena_site/wsgi.py) sends a request for
+one of `LEAN_ROUTES` that carries no `Cookie` header to `LeanHandler`: Django's own WSGI
+handler (request and response objects, signals, exception handling), whose middleware
+chain is the site's `MIDDLEWARE` in its order without `SKIPPED`, whose URL resolution is a
+dict lookup of the routes' matches, and whose views are the routes' DRF views behind
+`core.lean.LeanView`. Every other request, including any request to these routes with a
+cookie (a browser: its session and CSRF cookies keep their full treatment), goes to
+Django's handler unchanged.
 
 One header differs, by design: Django's session middleware adds `Vary: Cookie` to answers
 whose view looked for a session user (DRF's session authenticator does, on the vote

@@ -10,9 +10,10 @@ class, but does those steps directly:
 1. Before anything with a side effect, it decides whether the request is that common kind:
    the view's one write method, `application/json` in UTF-8, a body that parses as a JSON
    object within the depth limit (as `core.parsers.SafeJSONParser` parses it), a key that
-   is valid or absent, the view's content negotiation and permissions passing. Anything
-   else goes to the DRF view itself, untouched: malformed bodies, other methods, bad keys,
-   refused anonymous posting, odd `Accept` headers all get DRF's own answers.
+   is valid or absent, the view's content negotiation choosing JSON, permissions passing.
+   Anything else goes to the DRF view itself, untouched: malformed bodies, other methods,
+   bad keys, refused anonymous posting, odd `Accept` headers, the browsable API all get
+   DRF's own answers.
 2. Then it does what `APIView.dispatch` does after those checks, with the view's own
    methods: the key's use is counted, the view's throttles (`check_throttles`), the
    handler, `handle_exception` for any error on the way (429, 400, 409, 503: the project's
@@ -35,6 +36,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from rest_framework.authentication import SessionAuthentication
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.utils import json
 
@@ -149,7 +151,11 @@ class LeanView:
             lean.accepted_renderer, lean.accepted_media_type = view.perform_content_negotiation(
                 lean
             )
-            permitted = all(p.has_permission(lean, view) for p in view.get_permissions())
+            # JSON is rendered from the data alone; the browsable API (DEBUG) needs DRF's
+            # Request and the full middleware.
+            permitted = isinstance(lean.accepted_renderer, JSONRenderer) and all(
+                p.has_permission(lean, view) for p in view.get_permissions()
+            )
         except Exception:
             permitted = False
         if not permitted:

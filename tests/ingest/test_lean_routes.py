@@ -27,15 +27,18 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import OperationalError, close_old_connections, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from rest_framework.renderers import BrowsableAPIRenderer
 
 from arena_site.lean_wsgi import SKIPPED, MachineRouteDispatch, lean_middleware
 from core import auth, hotcache, throttles
 from core.metrics import PAIRS, VOTES
 from core.models import ApiClient
+from core.renderers import SafeJSONRenderer
 from core.services import issue_api_key, revoke_api_key
 from ingest.models import Battle, CodeContext, CompletionCode, CompletionLog, SingleOutcome
 from serving import services as serving_services
 from serving.errors import PairUnavailable
+from serving.views import CreatePairView
 from tests.ingest.helpers import all_text_in_database
 from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
 
@@ -507,6 +510,22 @@ def test_database_down_while_counting_a_known_keys_use(compare, settings):
         )
     assert {status for (status, _, _), _ in ways} == {"503 Service Unavailable"}
     assert {way for _, way in ways} == {"lean"}
+
+
+def test_the_browsable_api_is_left_to_drf(compare, monkeypatch):
+    # DEBUG's renderers: a pair view may answer an HTML page, which needs DRF's Request.
+    monkeypatch.setattr(
+        CreatePairView, "renderer_classes", [SafeJSONRenderer, BrowsableAPIRenderer]
+    )
+    ways = compare([req("/create_pair"), req("/create_pair", headers={"HTTP_ACCEPT": "*/*"})])
+    assert [way for _, way in ways] == ["lean", "lean"]
+    dispatch = MachineRouteDispatch(WSGIHandler())
+    spy = Spy(dispatch)
+    status, headers, body = serve(
+        dispatch, req("/create_pair", headers={"HTTP_ACCEPT": "text/html"}), spy
+    )
+    assert spy.ways == ["drf"] and status.startswith("200")
+    assert dict(headers)["Content-Type"].startswith("text/html") and b"<html" in body
 
 
 def test_the_lean_chain_is_the_sites_without_the_skipped_middleware(settings):
