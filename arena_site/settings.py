@@ -284,6 +284,12 @@ ARENA_THROTTLE_RATES = {
     "pair_user": env.str("THROTTLE_PAIR_USER", default="300/min"),
     "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),
 }
+# The extensions' cookie-less requests to the vote and pair routes skip the middleware and
+# DRF machinery that does nothing for them (arena_site/lean_wsgi.py, core/lean.py); off =
+# every request through the full stack, as before. Off by default under DEBUG, where DRF's
+# browsable API renders those routes as HTML pages, which want the session, CSRF and auth
+# middleware.
+ARENA_LEAN_ROUTES = env.bool("ARENA_LEAN_ROUTES", default=not DEBUG)
 # Size limits (documented in docs/api.md). A body over its route's limit gets 413.
 ARENA_MAX_BODY_BYTES = env.int("ARENA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
 ARENA_MAX_BATCH_BODY_BYTES = env.int("ARENA_MAX_BATCH_BODY_BYTES", default=32 * 1024 * 1024)

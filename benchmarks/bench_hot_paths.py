@@ -15,8 +15,9 @@ What one run does:
    on loopback with latency 0, so its CPU is not counted); flushes the Redis database
    (``--redis-url``).
 2. For each batch and each tree in turn (trees alternate, so drifts of a shared machine hit
-   them alike), a child process imports that tree, builds Django's ``WSGIHandler`` and
-   calls it directly with a prepared WSGI environ, ``--requests`` times per route:
+   them alike), a child process imports that tree's WSGI application
+   (``arena_site.wsgi.application``, what gunicorn serves) and calls it directly with a
+   prepared WSGI environ, ``--requests`` times per route:
 
    * ``extension``   PUT /add_completion_outcome, the extension's payload, anonymous (both
      vote throttles counted in Redis, raised so they never refuse), unique pair ids
@@ -191,12 +192,13 @@ def child(args: argparse.Namespace) -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
     django.setup()
-    from django.core.handlers.wsgi import WSGIHandler
-
     from analysis.labels.natural_language import warm_up
 
     warm_up()
-    handler = WSGIHandler()
+    # The tree's own WSGI application, as gunicorn serves it (a lean dispatch in front of
+    # Django's handler where the tree has one).
+    from arena_site.wsgi import application as handler
+
     tag = uuid.uuid4().hex[:8]
     specs = {
         "extension": ("PUT", "/add_completion_outcome", extension_body, None),

@@ -73,7 +73,7 @@ def _client_for(prefix: str) -> ApiClient | None:
     return client
 
 
-def _note_use(client: ApiClient) -> None:
+def note_use(client: ApiClient) -> None:
     """Count a request; write this process's tally to the database at most once a minute."""
     now = time.monotonic()
     with _lock:
@@ -87,22 +87,33 @@ def _note_use(client: ApiClient) -> None:
     )
 
 
+def presented_client(request) -> ApiClient | None:
+    """The active client whose key the request presents (None if it presents no key), uncounted.
+
+    AuthenticationFailed for a malformed, unknown or revoked key.
+    """
+    key = _presented_key(request)
+    if key is None:
+        return None
+    parts = key.split("_")
+    if len(parts) < 3 or parts[0] != KEY_TAG:
+        raise exceptions.AuthenticationFailed("Malformed API key.")
+    client = _client_for(parts[1])
+    if client is None or not hmac.compare_digest(client.key_hash, hash_key(key)):
+        raise exceptions.AuthenticationFailed("Unknown API key.")
+    if not client.is_active:
+        raise exceptions.AuthenticationFailed("This API key was revoked.")
+    return client
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     """`Authorization: Bearer <key>` or `X-API-Key: <key>`. A bad key is a 401, never anonymous."""
 
     def authenticate(self, request):
-        key = _presented_key(request)
-        if key is None:
+        client = presented_client(request)
+        if client is None:
             return None
-        parts = key.split("_")
-        if len(parts) < 3 or parts[0] != KEY_TAG:
-            raise exceptions.AuthenticationFailed("Malformed API key.")
-        client = _client_for(parts[1])
-        if client is None or not hmac.compare_digest(client.key_hash, hash_key(key)):
-            raise exceptions.AuthenticationFailed("Unknown API key.")
-        if not client.is_active:
-            raise exceptions.AuthenticationFailed("This API key was revoked.")
-        _note_use(client)
+        note_use(client)
         return (AnonymousUser(), client)
 
     def authenticate_header(self, request) -> str:

@@ -10,6 +10,7 @@ The same writer serves single votes (one INSERT), code-less batches and the simu
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterable
 from contextlib import nullcontext
 from typing import Any
@@ -151,9 +152,25 @@ def _insert_raw(params: list) -> int | None:
         return _execute_raw(params)
 
 
+# The INSERT's cursor, kept per thread with the psycopg connection it was opened on: a
+# cursor's adapters learn each column's Python type once, and a new cursor per vote paid
+# for that and its own set-up again (~160 -> ~115 us per INSERT). Django's connection is
+# per thread, so is this.
+_insert_cursors = threading.local()
+
+
+def _insert_cursor() -> psycopg.Cursor:
+    raw = connection.connection
+    cursor = getattr(_insert_cursors, "cursor", None)
+    if cursor is None or cursor.closed or cursor.connection is not raw:
+        cursor = _insert_cursors.cursor = psycopg.Cursor(raw)
+    return cursor
+
+
 def _execute_raw(params: list) -> int | None:
     connection.validate_no_broken_transaction()
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+    with connection.wrap_database_errors:
+        cursor = _insert_cursor()
         cursor.execute(_INSERT_SQL, params)
         row = cursor.fetchone()
     return None if row is None else row[0]

@@ -112,15 +112,18 @@ def test_throttle_counters_live_on_the_direct_client(api, models):
 def test_a_throttle_check_is_one_round_trip(api, models, monkeypatch):
     import redis
 
-    calls = []
-    real = redis.client.Pipeline.execute
+    sent = []
+    real = redis.Connection.send_command
     with monkeypatch.context() as m:
         m.setattr(
-            redis.client.Pipeline, "execute", lambda self, *a, **k: calls.append(1) or real(self)
+            redis.Connection,
+            "send_command",
+            lambda self, *a, **k: sent.append(a[0]) or real(self, *a, **k),
         )
+        m.setattr(redis.client.Pipeline, "execute", lambda *a, **k: pytest.fail("a pipeline"))
         m.setattr(redis.Redis, "execute_command", lambda *a, **k: pytest.fail("a lone command"))
         assert post(api, vote()).status_code == 201
-    assert calls == [1]  # per IP and per user in one pipeline
+    assert sent == ["EVAL"]  # per IP and per user in one command
 
 
 def test_throttles_use_the_django_cache_without_redis(api, models, settings):
