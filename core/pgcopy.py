@@ -1,10 +1,14 @@
-"""Binary COPY between PostgreSQL and numpy arrays (psycopg 3).
+"""Integer columns from PostgreSQL into numpy arrays, and rows back by binary COPY (psycopg 3).
 
-A query's integer columns come out in PostgreSQL's binary COPY format, one fixed-size record
-a row, which numpy reads in blocks with no Python object per row or value; arrays go back the
-same way, with text columns that are constant within a block (a slice dimension and value).
-At ten million rows this moves the data several times faster than rows through Python tuples
-or INSERT ... SELECT (docs/scaling.md, "Rebuilding the counts").
+Reading: PostgreSQL packs the rows of each block of consecutive ids into one value, their
+columns' binary forms end to end (`int8send(a) || int4send(b) || ...`, one `string_agg` a
+block, found through the primary key), so the client handles a few thousand values of a few
+hundred kilobytes that numpy reads as fixed-size records -- not a Python object, nor even a
+protocol message, per row (a COPY sends one message a row, and reading ten million of them
+took ~14 s of Python). Writing: binary COPY, with text columns that are constant within a
+block of rows (a slice dimension and value). At ten million rows this moves the data several
+times faster than rows through Python tuples or INSERT ... SELECT (docs/scaling.md,
+"Rebuilding the counts").
 """
 
 from __future__ import annotations
@@ -20,59 +24,66 @@ _HEADER = _SIGNATURE + struct.pack(">ii", 0, 0)
 _TRAILER = struct.pack(">h", -1)
 # Wire formats of the integer types (a date is its days since 2000-01-01).
 INT_TYPES = {"int2": ">i2", "int4": ">i4", "int8": ">i8", "date": ">i4"}
-_BLOCK_BYTES = 1 << 24  # parse or send in blocks of about 16 MB
+_SQL_TYPES = {"int2": "smallint", "int4": "integer", "int8": "bigint", "date": "date"}
+_SEND = {"int2": "int2send", "int4": "int4send", "int8": "int8send", "date": "date_send"}
+_BLOCK_IDS = 8192  # ids a packed value covers (~300 KB for a battle's seven integers)
 _BLOCK_ROWS = 1 << 18
 
 
-def read_ints(cursor: Any, query: str, types: Sequence[str], params: Sequence[Any] = ()) -> list:
-    """The rows of `query` as one array a column (native byte order, each column's own
-    width). `types` name the columns' PostgreSQL types (see INT_TYPES); NULL is refused.
+def read_ints(
+    cursor: Any,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    where: str = "TRUE",
+    *,
+    part: int = 0,
+    parts: int = 1,
+) -> list[np.ndarray]:
+    """The `columns` -- (SQL expression, type of INT_TYPES) -- of `table`'s rows under
+    `where`, one array a column in native byte order, each of its type's width. `table` needs
+    an integer primary key `id`; with `parts` > 1, only the blocks of ids numbered `part`
+    modulo `parts` (so several connections can read a table at once). A NULL is refused.
     `cursor` is psycopg's (Django's wrapper: `.cursor`)."""
-    record = np.dtype(
-        [("fields", ">i2")]
-        + [f for i, t in enumerate(types) for f in ((f"len{i}", ">i4"), (f"v{i}", INT_TYPES[t]))]
+    packed = " || ".join(f"{_SEND[kind]}(({expr})::{_SQL_TYPES[kind]})" for expr, kind in columns)
+    query = (
+        f"SELECT r.n, r.b FROM (SELECT MIN(id) AS lo, MAX(id) AS hi FROM {table}) AS m, "
+        f"generate_series(m.lo + {int(part)} * {_BLOCK_IDS}, m.hi, {int(parts)} * {_BLOCK_IDS})"
+        f" AS s(start), LATERAL (SELECT COUNT(*) AS n, string_agg({packed}, ''::bytea) AS b "
+        f"FROM {table} WHERE id >= s.start AND id < s.start + {_BLOCK_IDS} AND ({where})) AS r"
     )
-    widths = [np.dtype(INT_TYPES[t]).itemsize for t in types]
-    parts: list[list[np.ndarray]] = [[] for _ in types]
-    pending = bytearray()
-    started = False
-
-    def parse(final: bool) -> None:
-        nonlocal pending, started
-        start = 0
-        if not started:
-            if len(pending) < len(_HEADER) and not final:
-                return
-            if bytes(pending[: len(_SIGNATURE)]) != _SIGNATURE:
-                raise ValueError("not a binary COPY stream")
-            (extension,) = struct.unpack_from(">i", pending, len(_SIGNATURE) + 4)
-            start, started = len(_HEADER) + extension, True
-        rows = (len(pending) - start) // record.itemsize
-        block = np.frombuffer(pending, dtype=record, count=rows, offset=start)
-        # A NULL (no value bytes) or a wider or narrower type shifts every later row.
-        misfit = final and len(pending) - start - rows * record.itemsize != len(_TRAILER)
-        misfit = misfit or bool(rows and (block["fields"] != len(types)).any())
-        for i, width in enumerate(widths):
-            misfit = misfit or bool(rows and (block[f"len{i}"] != width).any())
-        if misfit:
-            del block
-            raise ValueError(f"the rows are not {len(types)} non-NULL columns of {types}")
-        for i in range(len(types)):
-            parts[i].append(block[f"v{i}"].astype(block[f"v{i}"].dtype.newbyteorder("=")))
-        del block
-        pending = pending[start + rows * record.itemsize :]
-
-    with cursor.copy(f"COPY ({query}) TO STDOUT (FORMAT binary)", params or None) as copy:
-        # One message a row (that is the protocol): keep this loop lean.
-        for data in copy:
-            pending += data
-            if len(pending) >= _BLOCK_BYTES:
-                parse(final=False)
-    parse(final=True)
+    record = np.dtype([(f"v{i}", INT_TYPES[kind]) for i, (_, kind) in enumerate(columns)])
+    parts_of: list[list[np.ndarray]] = [[] for _ in columns]
+    with cursor.copy(f"COPY ({query}) TO STDOUT (FORMAT binary)") as copy:
+        stream = _rows(copy)
+        for rows, data in stream:
+            # string_agg skips a NULL (a NULL column makes the row's value NULL): refuse it.
+            if len(data) != rows * record.itemsize:
+                raise ValueError(f"{table}: a row holds NULL in {[e for e, _ in columns]}")
+            block = np.frombuffer(data, dtype=record)
+            for i in range(len(columns)):
+                parts_of[i].append(block[f"v{i}"].astype(block[f"v{i}"].dtype.newbyteorder("=")))
     return [
-        np.concatenate(p) if p else np.zeros(0, dtype=INT_TYPES[t])
-        for p, t in zip(parts, types, strict=True)
+        np.concatenate(p) if p else np.zeros(0, dtype=np.dtype(INT_TYPES[kind]).newbyteorder("="))
+        for p, (_, kind) in zip(parts_of, columns, strict=True)
     ]
+
+
+def _rows(copy: Any) -> Iterable[tuple[int, bytes]]:
+    """(count, packed bytes) of each row of a binary COPY of (bigint, bytea) rows."""
+    head = True
+    for message in copy:
+        data = bytes(message)
+        if head:  # the first message starts with the stream's header
+            if not data.startswith(_SIGNATURE):
+                raise ValueError("not a binary COPY stream")
+            (extension,) = struct.unpack_from(">i", data, len(_SIGNATURE) + 4)
+            data, head = data[len(_HEADER) + extension :], False
+        if data == _TRAILER or not data:
+            continue
+        fields, _, rows, size = struct.unpack_from(">hiqi", data)
+        if fields != 2:
+            raise ValueError("expected (count, packed rows) from the server")
+        yield rows, (data[18 : 18 + size] if size >= 0 else b"")
 
 
 def write_rows(

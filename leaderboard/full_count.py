@@ -2,14 +2,14 @@
 
 PostgreSQL's GROUPING SETS over ten million battles took ~70 s for the per-day cells alone
 (one sort or hash per dimension, row by row), the per-user day rows another ~45 s. Here
-PostgreSQL sends each non-excluded battle once, as seven integers in one binary COPY
+PostgreSQL sends each non-excluded battle once, as seven integers packed by blocks of ids
 (core/pgcopy.py): id, UTC day, models, outcome, a 64-bit hash of its slice values (kind,
 language, task type, context bucket, natural language, simulated or not) and its user key.
 The few distinct slice combinations are then named from one battle each, in the same
 snapshot; numpy counts the battles by every key the tables hold (analysis/key_counts.py),
 and binary COPYs write the rows back. Figures in docs/scaling.md ("Rebuilding the counts").
 
-The process doing it holds about 120 bytes per battle at its peak (1.2 GB at 10M battles);
+The process doing it holds about 180 bytes per battle at its peak (1.8 GB at 10M battles);
 above ARENA_REBUILD_IN_MEMORY_MAX_BATTLES the tables are counted in SQL instead
 (leaderboard/incremental.py), slower but in the database's own memory.
 """
@@ -42,12 +42,17 @@ SOURCE_VALUE = "(CASE WHEN source = 'simulated' THEN 'simulated' ELSE 'other' EN
 
 _BATTLE = Battle._meta.db_table
 _SLICES = f"ROW({', '.join(DIMS)}, {SOURCE_VALUE})"
+# What is read of each non-excluded battle: id, UTC day (days since 2000-01-01), models,
+# outcome, the hash of its slice values, its user key.
 _READ = (
-    f"SELECT id, (received_at AT TIME ZONE 'UTC')::date - DATE '2000-01-01', "
-    f"model_a_id::int4, model_b_id::int4, outcome, hash_record_extended({_SLICES}, 0), "
-    f"{USER_KEY} FROM {_BATTLE} WHERE NOT excluded"
+    ("id", "int8"),
+    ("(received_at AT TIME ZONE 'UTC')::date - DATE '2000-01-01'", "int4"),
+    ("model_a_id", "int4"),
+    ("model_b_id", "int4"),
+    ("outcome", "int2"),
+    (f"hash_record_extended({_SLICES}, 0)", "int8"),
+    (USER_KEY, "int8"),
 )
-_READ_TYPES = ("int8", "int4", "int4", "int4", "int2", "int8", "int8")
 
 
 class BattlesChanged(RuntimeError):
@@ -105,11 +110,13 @@ class Part:
 
 
 def read_part(cursor: Any, *, part: int = 0, parts: int = 1) -> Part:
-    """The battles whose id is `part` modulo `parts`. Run in a REPEATABLE READ transaction,
+    """The battles of every `parts`-th block of ids, from the `part`-th (core.pgcopy).
+    Run in a REPEATABLE READ transaction,
     so the combinations are named in the snapshot they were read in (else BattlesChanged
     may be raised)."""
-    query = _READ if parts == 1 else f"{_READ} AND id % {int(parts)} = {int(part)}"
-    ids, day, a, b, outcome, slices, user = read_ints(cursor.cursor, query, _READ_TYPES)
+    ids, day, a, b, outcome, slices, user = read_ints(
+        cursor.cursor, _BATTLE, _READ, "NOT excluded", part=part, parts=parts
+    )
     hashes, first = np.unique(slices, return_index=True)
     cursor.execute(
         f"SELECT hash_record_extended({_SLICES}, 0), {', '.join(DIMS)}, {SOURCE_VALUE} "
@@ -301,10 +308,7 @@ def mismatches(cursor: Any, cells: CellCounts, users: UserCounts) -> int:
     for model, columns, rows in tables:
         if rows is None:
             continue
-        types = [t for _, t in _types(model, columns)]
-        stored = read_ints(
-            cursor.cursor, f"SELECT {', '.join(columns)} FROM {model._meta.db_table}", types
-        )
+        stored = read_ints(cursor.cursor, model._meta.db_table, _types(model, columns))
         differ += _differ(
             _int_rows(dict(zip(columns, stored, strict=True)), columns), _int_rows(rows, columns)
         )

@@ -60,7 +60,8 @@ from .models import (
 
 log = logging.getLogger(__name__)
 # A rebuild reads the battles over this many connections at once (one core each for
-# PostgreSQL's COPY); one waits at most this long for the others to share its snapshot.
+# PostgreSQL's packing of the rows); one waits at most this long for the others to share its
+# snapshot.
 READERS = 2
 READ_SETUP_SECONDS = 120
 
@@ -343,8 +344,8 @@ def _on_own_connection(work, *args):
 
 
 def _read_in_parts(pool: ThreadPoolExecutor) -> full_count.Battles:
-    """The battles read by READERS connections at once, each a part of them (PostgreSQL
-    produces COPY rows on one core a connection), all in the first one's snapshot."""
+    """The battles read by READERS connections at once, each every READERS-th block of ids
+    (PostgreSQL packs a connection's rows on one core), all in the first one's snapshot."""
     snapshot: Future[str] = Future()
     imported = threading.Barrier(READERS, timeout=READ_SETUP_SECONDS)
     parts = [
