@@ -41,31 +41,11 @@ from serving.errors import PairUnavailable
 from serving.views import CreatePairView
 from tests.ingest.helpers import all_text_in_database
 from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
+from tests.ingest.test_native_api import vote
+from tests.serving.test_create_pair import pair_request
 
-NATIVE = {
-    "pair_id": "lean-native-1",
-    "user_id": "machine-123",
-    "model_a": "gpt-4o-2024-08-06",
-    "model_b": "codestral-2405",
-    "outcome": "model_a",
-    "privacy": "Private",
-    "file_type": "python",
-    "latency_a_ms": 812.5,
-    "client_version": "1.4.0",
-}
-PAIR = {
-    "pairId": "lean-pair-1",
-    "userId": "vscode-machine-id",
-    "prefix": "def area(r):\n    return ",
-    "suffix": "\n",
-    "midSpan": False,
-    "temperature": 0.5,
-    "maxTokens": 512,
-    "topP": 0.9,
-    "maxLines": 20,
-    "privacy": "Private",
-    "modelTags": [],
-}
+NATIVE = vote(pair_id="lean-native-1")
+PAIR = pair_request(pairId="lean-pair-1", prefix="def area(r):\n    return ", suffix="\n")
 EDIT_PAIR = {
     "pairId": "lean-edit-pair-1",
     "userId": "vscode-machine-id",
