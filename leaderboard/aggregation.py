@@ -18,7 +18,7 @@ from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
 
-from . import incremental
+from . import full_count, incremental
 
 # Slice dimensions: battle column -> label shown on the pages.
 DIMENSIONS: dict[str, str] = {
@@ -36,7 +36,7 @@ _ENGINE_OUTCOME = {
 }
 
 
-ALL = incremental.ALL
+ALL = full_count.ALL
 
 
 @dataclass(frozen=True)
@@ -214,9 +214,9 @@ def _maintained() -> BattleCells:
     dimension = np.array(cols[0], dtype=object)
     value = np.array(cols[1], dtype=object)
     count = np.array(cols[5], dtype=np.int64)
-    simulated = int(count[(dimension == incremental.SOURCE) & (value == "simulated")].sum())
+    simulated = int(count[(dimension == full_count.SOURCE) & (value == "simulated")].sum())
     a, b = _merged(np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64))
-    keep = (a != b) & (dimension != incremental.SOURCE)
+    keep = (a != b) & (dimension != full_count.SOURCE)
     return BattleCells(
         model_a=a[keep],
         model_b=b[keep],

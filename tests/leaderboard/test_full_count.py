@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from ingest.models import Battle, BattleSource, Outcome
 from ingest.simulation import simulate
-from leaderboard import full_count, incremental
+from leaderboard import full_count, incremental, rebuild
 from leaderboard.models import AggregationState, BattleMark, CellTotal, UserGroupCellTotal
 from tests.factories import ArenaModelFactory, BattleFactory
 from tests.leaderboard.test_incremental import assert_counts_right
@@ -128,13 +128,13 @@ def test_a_rebuild_of_its_own_counts_the_users_on_a_second_connection(settings, 
     settings.ARENA_MAX_USER_CLUSTERS = 20
     make_battles(random.Random(9), 400, users=60)
     backends = []
-    real = incremental._write_users
+    real = rebuild._write_users
 
     def write_users(cursor, battles):
         backends.append(connection.connection.info.backend_pid)
         return real(cursor, battles)
 
-    monkeypatch.setattr(incremental, "_write_users", write_users)
+    monkeypatch.setattr(rebuild, "_write_users", write_users)
     assert incremental.refresh(full=True).full
     assert backends and backends[0] != connection.connection.info.backend_pid
     assert_counts_right()
@@ -153,7 +153,7 @@ def test_a_failed_half_leaves_the_marks_and_the_next_refresh_counts_right(monkey
     def fail(cursor, battles):
         raise RuntimeError("the users' half failed")
 
-    monkeypatch.setattr(incremental, "_write_users", fail)
+    monkeypatch.setattr(rebuild, "_write_users", fail)
     with pytest.raises(RuntimeError):
         incremental.refresh(full=True)
     assert tables() == before  # the cells' half was rolled back with the refresh
@@ -175,7 +175,7 @@ def test_a_committed_half_with_a_failed_refresh_is_counted_again(monkeypatch):
     def fail(cursor, battles):
         raise RuntimeError("the cells' half failed")
 
-    monkeypatch.setattr(incremental, "_write_cells", fail)
+    monkeypatch.setattr(rebuild, "_write_cells", fail)
     with pytest.raises(RuntimeError):
         incremental.refresh(full=True)
     assert BattleMark.objects.exists()
