@@ -11,9 +11,9 @@ that inserts, changes or deletes battles, the days it touched to `BattleMark` (m
 committed transactions), counts their days again from the battles and adds to the totals
 the difference between the new and the stored day counts, all in one transaction. A mark
 it cannot see yet (its transaction still open) is not deleted and is read by the next
-refresh; the battles are counted after the marks are read, so they include
-everything those marks stand for (a day counted twice changes nothing). If the refresh
-fails, its deletion of the marks is rolled back with it. No vote waits for a refresh: marks
+refresh; the battles are counted after the marks are read, so they include everything those
+marks stand for (a day counted twice changes nothing). If the refresh fails, its deletion
+of the marks is rolled back with it. No vote waits for a refresh: marks
 are plain appends with no unique index, and only refreshes write the count tables (one at a
 time, under a row lock on `AggregationState`). The count tables are UNLOGGED (derived data;
 a crash or failover empties them and the next refresh rebuilds them).

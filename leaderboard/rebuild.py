@@ -164,9 +164,9 @@ def mismatches(cursor, *, user_cells_kept: bool) -> int:
 
 def _mismatches_in_sql(cursor, table: Table, user_cells_kept: bool) -> int:
     full = table.count_sql("TRUE", by_day=False)
-    checked = [(table.total_table, table.columns, full)]
-    if table.per_user and not user_cells_kept:
-        checked = []  # not kept (many users): emptied, nothing to compare
+    # Per-user totals not kept (many users) are empty: nothing to compare.
+    own_kept = not table.per_user or user_cells_kept
+    checked = [(table.total_table, table.columns, full)] if own_kept else []
     for rollup in table.rollups:
         sums = (
             f"SELECT {rollup.select}, SUM(count) FROM ({full}) AS f({table.columns}, count) "
