@@ -1,20 +1,23 @@
-"""Rank and linear correlation between two leaderboards, with a bootstrap interval over models.
+"""Rank and linear correlation between two leaderboards, with a Fisher-z interval.
 
 Given two score vectors for the same models (e.g. arena ratings and a static benchmark),
 ``correlate`` returns Spearman's rho or Pearson's r, the number of models both cover,
-scipy's p-value, and a percentile bootstrap 95% interval obtained by resampling
-*models* with replacement (the unit of analysis is a model, not a battle).
+scipy's p-value and a 95% interval for the correlation.
 
-The bootstrap is vectorised: all resamples are drawn as one ``(n_boot, n)`` index
-matrix; for Spearman every resample is ranked within its own row (average ranks for
-ties, the same convention as ``scipy.stats.spearmanr``) and Pearson is then taken row by
-row. A resample in which either vector is constant (e.g. the same model drawn ``n``
-times) has no defined correlation; such rows are dropped and the result reports how
-many resamples were used.
+The interval is Fisher's: z = atanh(r) is close to normal, with standard deviation
+1 / sqrt(n - 3) for Pearson's r and, for Spearman's rho, Bonett and Wright's
+sqrt((1 + rho^2 / 2) / (n - 3)); the bounds are tanh(z -+ q sd). Spearman's rho on a few
+models takes few values and reaches +-1 often; a rho of +-1 is moved half a step towards 0
+(the next value rho can take is 1 - 12 / (n^3 - n)) so that its interval is not a point; that
+interval then reaches +-1.
+A percentile bootstrap over models, which this replaced, covered too rarely with few models;
+``benchmarks/bench_correlation_coverage.py`` measures the coverage of both on simulated
+leaderboards with a known correlation.
 
 With fewer than ``MIN_MODELS`` common models (or a constant input vector) nothing can be
 estimated: the result then has ``value``, ``ci_lower``, ``ci_upper`` and ``p_value`` all
-NaN, the real ``n``, and ``n_boot_used == 0``. No exception, no warning.
+NaN and the real ``n``. With exactly three models the value is given and the interval is
+NaN (the variance needs n > 3). No exception, no warning.
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ Method = Literal["spearman", "pearson"]
 MIN_MODELS = 3
 """Fewer common models than this gives the empty (all-NaN) result."""
 
-DEFAULT_N_BOOT = 2_000
+INTERVAL = {"pearson": "Fisher z", "spearman": "Fisher z, Bonett-Wright variance"}
+"""How each method's interval is computed, as the pages and the API name it."""
 
 
 @dataclass(frozen=True)
 class CorrelationResult:
-    """One correlation estimate with its bootstrap interval."""
+    """One correlation estimate with its interval."""
 
     method: str
     value: float
@@ -45,10 +49,6 @@ class CorrelationResult:
     ci_upper: float
     n: int
     p_value: float
-    n_boot: int = 0
-    """Resamples requested."""
-    n_boot_used: int = 0
-    """Resamples with a defined correlation (constant resamples dropped)."""
     confidence: float = 0.95
     models: tuple[str, ...] = ()
     """The models both score vectors cover, in the order used (empty for array input)."""
@@ -57,38 +57,29 @@ class CorrelationResult:
     def is_empty(self) -> bool:
         return math.isnan(self.value)
 
-
-def _empty(
-    method: str, n: int, n_boot: int, confidence: float, models: tuple[str, ...]
-) -> CorrelationResult:
-    nan = float("nan")
-    return CorrelationResult(
-        method=method,
-        value=nan,
-        ci_lower=nan,
-        ci_upper=nan,
-        n=n,
-        p_value=nan,
-        n_boot=n_boot,
-        n_boot_used=0,
-        confidence=confidence,
-        models=models,
-    )
+    @property
+    def interval(self) -> str:
+        return INTERVAL[self.method]
 
 
-def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson r of each row pair; NaN where a row of x or y is constant."""
-    xc = x - x.mean(axis=1, keepdims=True)
-    yc = y - y.mean(axis=1, keepdims=True)
-    sxx = np.einsum("ij,ij->i", xc, xc)
-    syy = np.einsum("ij,ij->i", yc, yc)
-    sxy = np.einsum("ij,ij->i", xc, yc)
-    # A row is constant when all its values are identical, which is exact (the values are
-    # copies of the same inputs), unlike testing the variance against a tolerance.
-    constant = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0)
-    denom = np.sqrt(np.where(constant, 1.0, sxx * syy))
-    r = np.where(constant, np.nan, sxy / denom)
-    return np.clip(r, -1.0, 1.0)
+def fisher_interval(
+    value: float, n: int, *, method: Method, confidence: float
+) -> tuple[float, float]:
+    """The Fisher-z interval of a correlation ``value`` on ``n`` models (NaN for n <= 3)."""
+    if n <= 3 or math.isnan(value):
+        return float("nan"), float("nan")
+    if method == "spearman":
+        # half a step below the largest |rho| short of 1, so +-1 keeps a finite z
+        limit = 1.0 - 6.0 / (n**3 - n)
+        variance = (1.0 + value * value / 2.0) / (n - 3)
+    else:
+        limit = 1.0 - 1e-12
+        variance = 1.0 / (n - 3)
+    z = math.atanh(min(max(value, -limit), limit))
+    half = float(stats.norm.ppf(0.5 + confidence / 2.0)) * math.sqrt(variance)
+    lower, upper = math.tanh(z - half), math.tanh(z + half)
+    # the interval still holds the value itself when it was moved
+    return (-1.0 if value <= -limit else lower), (1.0 if value >= limit else upper)
 
 
 def correlate_arrays(
@@ -96,22 +87,16 @@ def correlate_arrays(
     y: Sequence[float] | np.ndarray,
     *,
     method: Method = "spearman",
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
     confidence: float = 0.95,
     models: Sequence[str] = (),
 ) -> CorrelationResult:
     """Correlation of two aligned vectors (position i is the same model in both).
 
-    Pairs where either value is NaN are dropped first. ``seed`` makes the interval
-    reproducible; ``n_boot=0`` skips the bootstrap (interval NaN).
-    """
+    Pairs where either value is NaN are dropped first."""
     if method not in ("spearman", "pearson"):
         raise ValueError(f"method must be 'spearman' or 'pearson', got {method!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if n_boot < 0:
-        raise ValueError(f"n_boot must be >= 0, got {n_boot}")
     xa = np.asarray(x, dtype=float)
     ya = np.asarray(y, dtype=float)
     if xa.shape != ya.shape or xa.ndim != 1:
@@ -124,44 +109,14 @@ def correlate_arrays(
     if names:
         names = tuple(name for name, k in zip(names, keep, strict=True) if k)
     n = len(xa)
+    nan = float("nan")
     if n < MIN_MODELS or np.ptp(xa) == 0 or np.ptp(ya) == 0:
-        return _empty(method, n, n_boot, confidence, names)
+        return CorrelationResult(method, nan, nan, nan, n, nan, confidence, names)
 
-    if method == "spearman":
-        test = stats.spearmanr(xa, ya)
-        value, p_value = float(test.statistic), float(test.pvalue)
-    else:
-        test = stats.pearsonr(xa, ya)
-        value, p_value = float(test.statistic), float(test.pvalue)
-
-    lower = upper = float("nan")
-    used = 0
-    if n_boot > 0:
-        rng = np.random.default_rng(seed)
-        index = rng.integers(0, n, size=(n_boot, n))
-        xb, yb = xa[index], ya[index]
-        if method == "spearman":
-            xb = stats.rankdata(xb, axis=1)
-            yb = stats.rankdata(yb, axis=1)
-        boot = _rowwise_pearson(xb, yb)
-        boot = boot[~np.isnan(boot)]
-        used = int(boot.size)
-        if used:
-            alpha = (1.0 - confidence) / 2.0
-            lower, upper = (float(q) for q in np.quantile(boot, [alpha, 1.0 - alpha]))
-
-    return CorrelationResult(
-        method=method,
-        value=value,
-        ci_lower=lower,
-        ci_upper=upper,
-        n=n,
-        p_value=p_value,
-        n_boot=n_boot,
-        n_boot_used=used,
-        confidence=confidence,
-        models=names,
-    )
+    test = stats.spearmanr(xa, ya) if method == "spearman" else stats.pearsonr(xa, ya)
+    value, p_value = float(test.statistic), float(test.pvalue)
+    lower, upper = fisher_interval(value, n, method=method, confidence=confidence)
+    return CorrelationResult(method, value, lower, upper, n, p_value, confidence, names)
 
 
 def correlate(
@@ -169,15 +124,12 @@ def correlate(
     scores_b: Mapping[str, float | None],
     *,
     method: Method = "spearman",
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = 0,
     confidence: float = 0.95,
 ) -> CorrelationResult:
     """Correlation between two leaderboards over the models both score.
 
     ``scores_a`` and ``scores_b`` map model name to score; models missing from either,
-    or with a ``None``/NaN score, are left out. Models are taken in sorted name order
-    so the bootstrap is reproducible whatever the mappings' order.
+    or with a ``None``/NaN score, are left out; models are taken in sorted name order.
     """
     common = sorted(
         name
@@ -186,9 +138,7 @@ def correlate(
     )
     x = [float(scores_a[name]) for name in common]  # type: ignore[arg-type]
     y = [float(scores_b[name]) for name in common]  # type: ignore[arg-type]
-    return correlate_arrays(
-        x, y, method=method, n_boot=n_boot, seed=seed, confidence=confidence, models=common
-    )
+    return correlate_arrays(x, y, method=method, confidence=confidence, models=common)
 
 
 def _is_number(value: float | None) -> bool:

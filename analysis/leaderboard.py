@@ -36,7 +36,7 @@ from analysis.matrices import (
     win_fraction_matrix,
 )
 from analysis.ranks import rank_ub
-from analysis.robustness import RankFlip, rank_robustness
+from analysis.robustness import PlaceHold, place_robustness
 
 __all__ = ["Leaderboard", "TopSlotEstimate", "compute_leaderboard"]
 
@@ -98,7 +98,7 @@ class Leaderboard:
     clusters: int = 0  # units resampled: users with battles, or their groups (clustered only)
     cluster_users: int = 0  # users those units hold (= clusters unless users were grouped)
     weighted: bool = False  # weighted likelihood (counts with a weight column)
-    robustness: tuple[RankFlip, ...] = ()  # votes that hold each neighbour pair, best first
+    robustness: tuple[PlaceHold, ...] = ()  # votes that hold each top place, best first
 
     def table(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per model, rated models first by rating, then the rest by name."""
@@ -195,7 +195,7 @@ def compute_leaderboard(
     gtol: float = 1e-8,
     shown: Sequence[str] | np.ndarray | None = None,
     clustered: bool | None = None,
-    robustness_pairs: int | None = 0,
+    robustness_places: int = 0,
     max_clusters: int | None = None,
     users: int | None = None,
 ) -> Leaderboard:
@@ -210,8 +210,8 @@ def compute_leaderboard(
     ``rounds``/``seed`` apply to the bootstrap only. ``shown``: the models the board shows
     (keys or a bool mask; default all), whose core members hold the mean. ``clustered``:
     user-clustered intervals; None = whenever ``counts`` has a user column.
-    ``robustness_pairs``: how many neighbour pairs from the top get the votes that hold them
-    (``robustness``; 1 = "#1 vs #2", None = all, 0 = none). ``max_clusters``: with more
+    ``robustness_places``: how many of the top-rated models get the votes that hold their
+    place against every model below them (``robustness``; 0 = none). ``max_clusters``: with more
     users than this, clustered intervals resample users in that many fixed groups
     (``GroupedCounts.users_in_groups``). ``users``: how many users the counts' user column
     stands for, when the caller grouped them already (default: the distinct users in it).
@@ -291,7 +291,5 @@ def compute_leaderboard(
         clusters=iv.clusters,
         cluster_users=cluster_users,
         weighted=counts.weight is not None,
-        robustness=tuple(rank_robustness(fit, shown=shown, max_pairs=robustness_pairs))
-        if robustness_pairs != 0
-        else (),
+        robustness=tuple(place_robustness(fit, shown=shown, places=robustness_places)),
     )

@@ -1,31 +1,37 @@
-"""How many votes hold each rank: the fewest removals that would swap two adjacent models.
+"""How many votes hold a model's place: the fewest removals that put any lower model above it.
 
-Computes, for a fit and each pair of neighbours in rating order (among the shown models), the
-smallest number of votes whose removal would put the lower model above the upper one --
-"#1 holds unless 143 votes are removed" -- in two steps:
+For a fit and a model ``U`` (the top-rated one, or another near the top), ``hold`` searches
+for the smallest set of votes whose removal, after refitting, puts *any* model rated below
+``U`` above it -- "X stays the top-rated model unless 143 votes are removed". Checking only
+the runner-up is not enough: a model further down with fewer, more lopsided votes can often
+be lifted with fewer removals.
 
-1. Influence (approximate maximum influence perturbation): removing one vote of category c
-   (a (pair, outcome) cell) moves the parameters by about -H^-1 x_c w_c (y_c - p_c), so the
-   gap theta_i - theta_j by d_c = -(e_i - e_j)^T H^-1 x_c w_c (y_c - p_c). Taking votes from
-   the categories with the most negative d_c first, the estimate is the first count at which
-   the summed d_c reaches -gap (``votes_estimate``; one sort over categories per pair).
-2. Validation by exact refits: along that same order, the smallest prefix whose removal really
-   swaps the pair after refitting, found by doubling and bisection (about 2 log2(n) refits,
-   each a warm-started Newton solve on the changed counts). ``votes`` is that validated count: a set of
-   that many votes exists whose removal swaps the pair, so it is an upper bound on the true
-   minimum, and the influence order makes it close to it (``tests/analysis/test_robustness.py``
-   compares with brute force over all removal sets on small arenas).
+Every count reported is a real removal set, checked by an exact refit, so it is never below
+the true minimum. The search tries, for each challenger ``j``:
 
-The linear estimate is optimistic for large removals (the fit's curvature changes), which the
-refits correct. Removals leave at least one vote in every (pair, outcome) category: emptying
-one could break Ford's condition and give a model an infinite rating (not a swap on the
-board), and keeping it leaves the graph, hence the refit, exactly that of the fit. Pairs that
-no removal along the order can swap get ``None``.
+1. Influence order (approximate maximum influence perturbation): removing one vote of
+   category c (a (pair, outcome) cell) moves the gap theta_U - theta_j by about
+   d_c = -(e_U - e_j)^T H^-1 x_c w_c (y_c - p_c). Votes are taken from the categories with
+   the most negative d_c first; the smallest prefix that really swaps (after refitting) is
+   found by doubling and bisection.
+2. Re-linearised greedy: the same, but the influences are computed again at the refit after
+   each step (steps of about half the votes the linear estimate still needs), because the
+   first-order order goes wrong once removals change the fit's curvature.
+3. Pruning: while the removal set is small, any single vote whose return keeps the swap is
+   given back (all candidates refitted in one batch), until none can be.
+
+The smallest count over challengers and methods is reported. ``tests/analysis`` compares it
+with exhaustive enumeration on small arenas. The search is bounded by ``max_votes``: when no
+removal of up to that many votes (of those tried) swaps, ``votes`` is None and ``searched``
+says how far it looked.
+
+Removals leave at least one vote in every (pair, outcome) category: emptying one could break
+Ford's condition and give a model an infinite rating (not a place on the board), and keeping
+it leaves the comparison graph, hence the refit, exactly that of the fit.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,126 +41,227 @@ from scipy.special import expit
 from analysis.bradley_terry import SCALE, BTFit
 from analysis.comparison_graph import STATUS_OK
 
-__all__ = ["RankFlip", "rank_robustness"]
+__all__ = ["PlaceHold", "hold", "place_robustness"]
 
 _TIE = 1e-6  # rating points: a pair this close after removals is tied, not swapped
+_PRUNE_MAX = 200  # removal sets up to this size are pruned vote by vote
 
 
 @dataclass(frozen=True)
-class RankFlip:
-    """Votes that hold ``upper`` above ``lower`` (neighbours in rating order)."""
+class PlaceHold:
+    """Votes that keep ``upper`` above every model rated below it."""
 
     upper: str
-    lower: str
-    gap: float  # rating points
-    votes_estimate: int | None  # influence-based
-    votes: int | None  # validated by exact refits (None if not validated or not found)
+    challenger: str | None  # the model that overtakes after the smallest removal found
+    gap: float  # rating points between ``upper`` and the next model below it
+    votes: int | None  # the smallest removal found that puts a lower model above ``upper``
+    searched: int  # removals up to this size were searched (the bound when ``votes`` is None)
 
     def to_dict(self) -> dict[str, object]:
         return {
             "upper": self.upper,
-            "lower": self.lower,
+            "challenger": self.challenger,
             "gap": float(self.gap),
-            "votes_estimate": self.votes_estimate,
             "votes": self.votes,
+            "searched": self.searched,
         }
 
 
-class _Refit:
-    """Gap between two models after removing votes (exact warm-started Newton refit).
+class _Search:
+    """Refits after removals, and first-order influences on a gap at a refit."""
 
-    Removals never empty a category, so the beats graph, the core and the virtual ties stay
-    those of the fit, and the refit is the full fit of the reduced data."""
+    def __init__(self, fit: BTFit, upper: int, below: np.ndarray) -> None:
+        prob = fit.problem
+        self.prob, self.theta = prob, fit.theta[:, None]
+        self.upper = upper  # local (fitted) index
+        self.below = below  # local indices of the challengers
+        self.available = np.maximum(prob.cat_count - 1, 0)
+        self.design = prob._at.T.tocsr()[prob.cat_pair]  # (M, D)
 
-    def __init__(self, fit: BTFit) -> None:
-        self.fit, self.prob = fit, fit.problem
-
-    def gap(self, li: int, lj: int, removed: np.ndarray) -> float:
+    def refit(self, removed: np.ndarray) -> np.ndarray:
+        """Parameters (D, R) after each column of ``removed`` (M, R) is taken away."""
         prob = self.prob
-        n, s = prob.pair_stats((prob.cat_count - removed) * prob.cat_scale)
-        res = prob.newton(self.fit.theta[:, None].copy(), n, s, gtol=1e-10)
-        return float((res.theta[li, 0] - res.theta[lj, 0]) * SCALE)
+        removed = removed.reshape(len(self.available), -1)
+        n, s = prob.pair_stats((prob.cat_count[:, None] - removed) * prob.cat_scale[:, None])
+        start = np.repeat(self.theta, removed.shape[1], axis=1)
+        return prob.newton(start, n, s, gtol=1e-10).theta
+
+    def overtaken(self, theta: np.ndarray) -> np.ndarray:
+        """Per column: the best challenger's lead over ``upper`` in points (> 0: overtaken)."""
+        lead = (theta[self.below] - theta[self.upper]) * SCALE
+        return np.asarray(lead.max(axis=0))
+
+    def swaps(self, removed: np.ndarray) -> np.ndarray:
+        return self.overtaken(self.refit(removed)) > _TIE
+
+    def influence(self, theta: np.ndarray, removed: np.ndarray, j: int) -> np.ndarray:
+        """Change of the gap theta_U - theta_j (points) per further vote removed from each
+        category, at the refit ``theta`` after ``removed``."""
+        prob = self.prob
+        n = prob.pair_stats((prob.cat_count - removed) * prob.cat_scale)[0]
+        h = prob.augment(prob.hessian(theta, n)[0])
+        v = np.linalg.solve(h, _unit(len(h), self.upper) - _unit(len(h), j))
+        p = expit(prob.logits(theta))[:, 0]
+        resid = prob.cat_scale * (prob.cat_y - p[prob.cat_pair])
+        return np.asarray(-(self.design @ v) * resid * SCALE)
+
+    def gap(self, theta: np.ndarray, j: int) -> float:
+        return float((theta[self.upper, 0] - theta[j, 0]) * SCALE)
 
 
-def _removal(order: np.ndarray, counts: np.ndarray, m: int, size: int) -> np.ndarray:
-    """The first ``m`` votes along ``order`` (categories), as removals per category."""
-    taken = np.minimum(counts[order], np.maximum(m - (np.cumsum(counts[order]) - counts[order]), 0))
-    out = np.zeros(size, dtype=np.int64)
-    out[order] = taken
+def _unit(size: int, i: int) -> np.ndarray:
+    e = np.zeros(size)
+    e[i] = 1.0
+    return e
+
+
+def _take(order: np.ndarray, room: np.ndarray, m: int) -> np.ndarray:
+    """The first ``m`` votes along ``order`` (categories) within ``room``, per category."""
+    along = room[order]
+    out = np.zeros(len(room), dtype=np.int64)
+    out[order] = np.minimum(along, np.maximum(m - (np.cumsum(along) - along), 0))
     return out
 
 
-def rank_robustness(
-    fit: BTFit,
-    *,
-    shown: Sequence[str] | np.ndarray | None = None,
-    validate: bool = True,
-    max_pairs: int | None = None,
-) -> list[RankFlip]:
-    """One :class:`RankFlip` per neighbouring pair of shown core models, best first.
+def _smallest_prefix(
+    search: _Search, base: np.ndarray, order: np.ndarray, room: np.ndarray, hi: int, cap: int
+) -> tuple[int, np.ndarray] | None:
+    """Smallest m <= cap with ``base`` + the first m votes along ``order`` swapping (doubling
+    from ``hi``, then bisection), with that removal; None if even ``cap`` votes do not."""
 
-    ``max_pairs`` limits the work to the top of the board (e.g. 1 for "#1 vs #2")."""
-    prob = fit.problem
-    ok = np.array([s == STATUS_OK for s in fit.status], dtype=bool) & np.isfinite(fit.rating)
-    if shown is not None:
-        arr = np.asarray(shown)
-        mask = arr if arr.dtype == bool else np.isin(np.array(fit.models), arr)
-        ok &= mask
-    ranked = [
-        int(i) for i in np.argsort(-np.where(ok, fit.rating, -np.inf), kind="stable") if ok[i]
-    ]
-    pairs = list(itertools.pairwise(ranked))[:max_pairs]
-    if not pairs:
-        return []
-    n, _ = prob.full_stats()
-    hinv = np.linalg.inv(prob.augment(prob.hessian(fit.theta[:, None], n)[0]))
-    p = expit(prob.logits(fit.theta[:, None]))[:, 0]
-    resid = prob.cat_scale * (prob.cat_y - p[prob.cat_pair])  # per-vote score coefficient
-    design = prob._at.T.tocsr()[prob.cat_pair]  # (M, D)
-    refit = _Refit(fit) if validate else None
-    available = np.maximum(prob.cat_count - 1, 0)
-    out = []
-    for i, j in pairs:
-        li, lj = (int(np.searchsorted(prob.fitted, m)) for m in (i, j))
-        v = hinv[:, li] - hinv[:, lj]
-        delta = -(design @ v) * resid * (400.0 / np.log(10.0))  # gap change per removed vote
-        gap = float(fit.rating[i] - fit.rating[j])
-        order = np.argsort(delta, kind="stable")
-        order = order[(delta[order] < 0) & (available[order] > 0)]
-        cum = np.cumsum(delta[order] * available[order])
-        estimate = None
-        hit = np.flatnonzero(cum <= -gap)
-        if len(hit):
-            c = hit[0]
-            before = cum[c - 1] if c else 0.0
-            extra = np.ceil((-gap - before) / delta[order[c]])
-            estimate = int(available[order[:c]].sum() + extra)
-        votes = None
-        if refit is not None and len(order):
-            votes = _validate(refit, li, lj, order, available, estimate)
-        out.append(RankFlip(fit.models[i], fit.models[j], gap, estimate, votes))
-    return out
+    def removal(m: int) -> np.ndarray:
+        return np.asarray(base + _take(order, room, m))
 
-
-def _validate(
-    refit: _Refit, i: int, j: int, order: np.ndarray, cat_count: np.ndarray, estimate: int | None
-) -> int | None:
-    """Smallest m (doubling, then bisection) whose removal along ``order`` swaps i and j."""
-    total = int(cat_count[order].sum())
-    size = len(cat_count)
-
-    def swapped(m: int) -> bool:
-        return refit.gap(i, j, _removal(order, cat_count, m, size)) < -_TIE
-
-    lo, hi = 0, max(1, min(estimate or 1, total))  # invariant: not swapped at lo
-    while not swapped(hi):
+    total = min(int(room[order].sum()), cap)
+    if total <= 0:
+        return None
+    lo, hi = 0, max(1, min(hi, total))
+    while not search.swaps(removal(hi))[0]:
         if hi >= total:
             return None
         lo, hi = hi, min(2 * hi, total)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if swapped(mid):
+        if search.swaps(removal(mid))[0]:
             hi = mid
         else:
             lo = mid
-    return hi
+    return hi, removal(hi)
+
+
+def _helpful(delta: np.ndarray, room: np.ndarray) -> np.ndarray:
+    order = np.argsort(delta, kind="stable")
+    return order[(delta[order] < 0) & (room[order] > 0)]
+
+
+def _estimate(delta: np.ndarray, order: np.ndarray, room: np.ndarray, gap: float) -> int | None:
+    """Votes along ``order`` the linear influences say close ``gap`` (None: they cannot)."""
+    cum = np.cumsum(delta[order] * room[order])
+    hit = np.flatnonzero(cum <= -gap)
+    if not len(hit):
+        return None
+    c = int(hit[0])
+    before = cum[c - 1] if c else 0.0
+    return int(room[order[:c]].sum() + np.ceil((-gap - before) / delta[order[c]]))
+
+
+def _first_order(search: _Search, j: int, cap: int) -> np.ndarray | None:
+    theta = search.theta
+    zero = np.zeros(len(search.available), dtype=np.int64)
+    delta = search.influence(theta, zero, j)
+    order = _helpful(delta, search.available)
+    if not len(order):
+        return None
+    estimate = _estimate(delta, order, search.available, search.gap(theta, j)) or 1
+    found = _smallest_prefix(search, zero, order, search.available, estimate, cap)
+    return None if found is None else found[1]
+
+
+def _relinearised(search: _Search, j: int, cap: int) -> np.ndarray | None:
+    removed = np.zeros(len(search.available), dtype=np.int64)
+    theta = search.theta
+    while int(removed.sum()) < cap:
+        room = search.available - removed
+        delta = search.influence(theta, removed, j)
+        order = _helpful(delta, room)
+        if not len(order):
+            return None
+        need = _estimate(delta, order, room, search.gap(theta, j))
+        step = max(1, (need or int(room[order].sum())) // 2)
+        step = min(step, cap - int(removed.sum()))
+        trial = removed + _take(order, room, step)
+        theta = search.refit(trial)
+        if search.overtaken(theta)[0] > _TIE:
+            found = _smallest_prefix(search, removed, order, room, 1, step)
+            return trial if found is None else found[1]
+        removed = trial
+    return None
+
+
+def _prune(search: _Search, removed: np.ndarray) -> np.ndarray:
+    """Give back single votes while the swap holds (the one leaving the widest lead first)."""
+    while 0 < removed.sum() <= _PRUNE_MAX:
+        cats = np.flatnonzero(removed)
+        trials = np.repeat(removed[:, None], len(cats), axis=1)
+        trials[cats, np.arange(len(cats))] -= 1
+        lead = search.overtaken(search.refit(trials))
+        best = int(np.argmax(lead))
+        if lead[best] <= _TIE:
+            break
+        removed = trials[:, best]
+    return removed
+
+
+def hold(
+    fit: BTFit, upper: str, *, below: Sequence[str], max_votes: int | None = None
+) -> PlaceHold:
+    """The fewest votes found whose removal puts any model of ``below`` above ``upper``."""
+    prob = fit.problem
+    index = {m: i for i, m in enumerate(fit.models)}
+    local = {int(m): i for i, m in enumerate(prob.fitted)}
+    u = local[index[upper]]
+    rivals = [local[index[m]] for m in below]
+    gap = float(fit.rating[index[upper]] - max(fit.rating[index[m]] for m in below))
+    search = _Search(fit, u, np.array(rivals, dtype=np.int64))
+    cap = int(search.available.sum()) if max_votes is None else int(max_votes)
+    cap = min(cap, int(search.available.sum()))
+    best: np.ndarray | None = None
+    for j in rivals:
+        bound = cap if best is None else int(best.sum()) - 1
+        if bound <= 0:
+            break
+        for method in (_first_order, _relinearised):
+            found = method(search, j, bound)
+            if found is not None and found.sum() <= bound:
+                best, bound = found, int(found.sum()) - 1
+    if best is None:
+        return PlaceHold(upper, None, gap, None, cap)
+    best = _prune(search, best)
+    theta = search.refit(best)
+    lead = (theta[search.below, 0] - theta[u, 0]) * SCALE
+    challenger = below[int(np.argmax(lead))]
+    return PlaceHold(upper, challenger, gap, int(best.sum()), cap)
+
+
+def place_robustness(
+    fit: BTFit,
+    *,
+    shown: Sequence[str] | np.ndarray | None = None,
+    places: int = 1,
+    max_votes: int | None = None,
+) -> list[PlaceHold]:
+    """:func:`hold` for each of the ``places`` top-rated shown core models, best first,
+    against every shown core model rated below it."""
+    ok = np.array([s == STATUS_OK for s in fit.status], dtype=bool) & np.isfinite(fit.rating)
+    if shown is not None:
+        arr = np.asarray(shown)
+        ok &= arr if arr.dtype == bool else np.isin(np.array(fit.models), arr)
+    ranked = [
+        fit.models[int(i)]
+        for i in np.argsort(-np.where(ok, fit.rating, -np.inf), kind="stable")
+        if ok[i]
+    ]
+    return [
+        hold(fit, ranked[k], below=ranked[k + 1 :], max_votes=max_votes)
+        for k in range(min(places, len(ranked) - 1))
+    ]

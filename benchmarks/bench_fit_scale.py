@@ -18,7 +18,7 @@ What one run does:
    ``--repeats`` times per size, sizes and trees interleaved: ``leaderboard.recompute.
    fit_slices`` as a recompute after new votes calls it, with the default RatingConfig
    (bootstrap, 1,000 rounds per board, the overall board's intervals clustered by user
-   groups, 3 robustness pairs) and no fan-out: the position-aware overall board, the
+   groups, 3 robustness places) and no fan-out: the position-aware overall board, the
    clustered overall board (its counts built by ``overall_by_user`` from the group arrays)
    and every category slice. The controlled board is left out: it reads at most
    ``ARENA_CONTROLLED_MAX_BATTLES`` battles from the database, and a recompute after new

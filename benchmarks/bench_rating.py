@@ -370,9 +370,8 @@ def report16(r: dict) -> str:
         b = r["robustness"]
         lines += [
             "",
-            f"Robustness: {b['pairs']} neighbouring pairs, influence estimates {b['estimate_s']:.2f} s, validated by refits "
-            f"{b['validated_s']:.1f} s; median |estimate - validated| / validated {b['median_rel_diff_estimate_vs_validated']:.3f}; "
-            f"#1 vs #2: {b['top_pair']}",
+            f"Robustness: the top {b['places']} places against every lower model in {b['search_s']:.2f} s; "
+            f"#1: {b['first']}",
         ]
     for key in ("coverage_heterogeneous", "coverage_mild", "coverage_independent"):
         if key in r:

@@ -23,7 +23,7 @@ class CorrelationsAPI(CachedReadView):
         description=(
             "Spearman and Pearson between the published board's ratings (overall and each "
             "task-type slice) and every external score, over the models both cover, with n, "
-            "the p-value and a bootstrap 95% interval over models. `pending` is true while the "
+            "the p-value and a 95% Fisher-z interval (`interval` names the method). `pending` is true while the "
             "newest snapshot's correlations are still being computed (an earlier snapshot's are "
             "returned meanwhile)."
         ),

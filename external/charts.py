@@ -131,7 +131,7 @@ def slice_bars(results: list[dict]) -> dict:
         )
     )
     fig.update_layout(
-        title=f"Spearman with {results[0]['board']} per slice (95% bootstrap interval)",
+        title=f"Spearman with {results[0]['board']} per slice (95% interval)",
         yaxis_range=[-1.05, 1.05],
         yaxis_title="Spearman",
         **LAYOUT,

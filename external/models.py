@@ -144,7 +144,6 @@ class CorrelationResult(models.Model):
     pearson_lower = models.FloatField(null=True)
     pearson_upper = models.FloatField(null=True)
     pearson_p = models.FloatField(null=True)
-    n_boot = models.PositiveIntegerField(default=0)
     points = models.JSONField(default=list)  # [{model, display_name, rating, score, name}]
     computed_at = models.DateTimeField()
 

@@ -10,6 +10,7 @@ import datetime as dt
 
 from django.core.cache import cache
 
+from analysis.correlation import INTERVAL
 from catalogue.models import ArenaModel, Visibility
 from leaderboard import selectors as lb_selectors
 from leaderboard.aggregation import DIMENSIONS
@@ -71,7 +72,7 @@ def _build(sid: int) -> dict | None:
                 "n": r.n,
                 "spearman": _estimate(r.spearman, r.spearman_lower, r.spearman_upper, r.spearman_p),
                 "pearson": _estimate(r.pearson, r.pearson_lower, r.pearson_upper, r.pearson_p),
-                "n_boot": r.n_boot,
+                "interval": {"spearman": INTERVAL["spearman"], "pearson": INTERVAL["pearson"]},
                 "published_spearman": info.published if info else "",
                 "caveats": notes,
                 "models": r.points,

@@ -46,7 +46,6 @@ from .sources import DEMO_IMPORTS, SOURCES
 
 log = logging.getLogger(__name__)
 
-N_BOOT = 2000
 CORRELATION_DIMENSION = "task_type"  # slices besides "overall" that get correlations
 CACHE_PREFIX = "ext:corr"
 
@@ -256,8 +255,8 @@ def _board_scores(board: ExternalBoard) -> dict[str, tuple[float, str]]:
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-def compute_correlations(*, snapshot_id: int | None = None, n_boot: int = N_BOOT) -> int:
-    """Store Spearman and Pearson (bootstrap 95% intervals over models) for a snapshot.
+def compute_correlations(*, snapshot_id: int | None = None) -> int:
+    """Store Spearman and Pearson (Fisher-z 95% intervals) for a snapshot.
 
     For the overall board and each task-type slice of the snapshot (default: the
     published one), against every active external board. Replaces earlier results for the
@@ -288,9 +287,8 @@ def compute_correlations(*, snapshot_id: int | None = None, n_boot: int = N_BOOT
             arena = {k: m["rating"] for k, m in rows.items()}
             for board in boards:
                 external = {k: v for k, (v, _) in scores[board.pk].items()}
-                seed = int(snapshot.seed) + board.pk
-                rho = correlate(arena, external, method="spearman", n_boot=n_boot, seed=seed)
-                r = correlate(arena, external, method="pearson", n_boot=n_boot, seed=seed)
+                rho = correlate(arena, external, method="spearman")
+                r = correlate(arena, external, method="pearson")
                 points = [
                     {
                         "model": key,
@@ -315,7 +313,6 @@ def compute_correlations(*, snapshot_id: int | None = None, n_boot: int = N_BOOT
                         pearson_lower=_finite(r.ci_lower),
                         pearson_upper=_finite(r.ci_upper),
                         pearson_p=_finite(r.p_value),
-                        n_boot=rho.n_boot_used,
                         points=points,
                         computed_at=now,
                     )

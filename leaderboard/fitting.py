@@ -28,7 +28,7 @@ def fit_board(
     settings: FitSettings,
     rounds: int,
     position_bias: bool = False,
-    robustness_pairs: int = 0,
+    robustness_places: int = 0,
     users: int | None = None,
 ) -> Leaderboard:
     anchor = settings.anchor
@@ -42,7 +42,7 @@ def fit_board(
         seed=settings.seed,
         anchor_value=settings.anchor_value,
         shown=list(settings.shown),
-        robustness_pairs=robustness_pairs,
+        robustness_places=robustness_places,
         max_clusters=settings.max_clusters,
         users=users,
     )

@@ -69,7 +69,7 @@ class SnapshotSlice(models.Model):
     scale_label = models.CharField(max_length=300, blank=True)
     anchor_applied = models.BooleanField(default=False)
     # Overall board only: for the top neighbour pairs, the votes whose removal would swap
-    # them (analysis.robustness.RankFlip.to_dict(): upper, lower, gap, votes_estimate, votes).
+    # them (analysis.robustness.PlaceHold.to_dict(): upper, challenger, gap, votes, searched).
     robustness = models.JSONField(default=list, blank=True)
     # Overall board only: the controlled fit (leaderboard.controlled.ControlledBoard.to_json():
     # covariate coefficients with 95% intervals, the battles it read, how many had each

@@ -44,9 +44,9 @@ from .weighting import WeightedCounts, overall_counts
 
 log = logging.getLogger(__name__)
 OVERALL = "overall"
-# Neighbour pairs from the top of the overall board that get "holds unless N votes are
-# removed" (a few dozen warm-started refits each; slices get none, to keep the run cheap).
-ROBUSTNESS_PAIRS = 3
+# Top places of the overall board that get "holds unless N votes are removed" (a few dozen
+# warm-started refits each; slices get none, to keep the run cheap).
+ROBUSTNESS_PLACES = 3
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def fit_slices(
             rated.counts,
             settings=fit_settings,
             rounds=config.rounds,
-            robustness_pairs=ROBUSTNESS_PAIRS,
+            robustness_places=ROBUSTNESS_PLACES,
             users=cells.users if many and clustered else None,
         )
         controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)

@@ -90,6 +90,22 @@ def _snapshot_meta(s: Snapshot) -> dict:
     }
 
 
+def _robustness(entries: list[dict]) -> list[dict]:
+    """The stored places' robustness with display names (entries of an older layout, which
+    only compared neighbours, are left out)."""
+    entries = [e for e in entries if "searched" in e]
+    keys = {e["upper"] for e in entries} | {e["challenger"] for e in entries if e["challenger"]}
+    names = dict(ArenaModel.objects.filter(key__in=keys).values_list("key", "display_name"))
+    return [
+        {
+            **e,
+            "upper_name": names.get(e["upper"], e["upper"]),
+            "challenger_name": names.get(e["challenger"], e["challenger"]),
+        }
+        for e in entries
+    ]
+
+
 def _build_board(snapshot_id: int, category: str) -> dict | None:
     slice_ = (
         SnapshotSlice.objects.select_related("snapshot")
@@ -119,7 +135,7 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
             "battles": slice_.battles,
             "scale_label": slice_.scale_label,
             "anchor_applied": slice_.anchor_applied,
-            "robustness": slice_.robustness,
+            "robustness": _robustness(slice_.robustness),
             # Overall board: the controlled fit's coefficients and what it read (None elsewhere).
             "controlled": slice_.controlled,
             "top_slot": None

@@ -3,6 +3,7 @@ after each published snapshot, GET /api/v1/correlations and the pages."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.utils import timezone
 from scipy import stats
@@ -99,7 +100,10 @@ def test_values_match_scipy_on_a_hand_made_case(catalogue):
     assert r.pearson_p == pytest.approx(pr.pvalue, rel=1e-9)
     assert -1 <= r.spearman_lower <= r.spearman <= r.spearman_upper <= 1
     assert -1 <= r.pearson_lower <= r.pearson <= r.pearson_upper <= 1
-    assert 1900 <= r.n_boot <= 2000  # constant resamples are dropped
+    # Fisher z on six models: tanh(atanh(r) -+ 1.96 / sqrt(3))
+    half = stats.norm.ppf(0.975) / 3**0.5
+    assert r.pearson_lower == pytest.approx(np.tanh(np.arctanh(pr.statistic) - half))
+    assert r.pearson_upper == pytest.approx(np.tanh(np.arctanh(pr.statistic) + half))
     assert sorted(p["model"] for p in r.points) == common
     point = next(p for p in r.points if p["model"] == "gpt-4o-2024-08-06")
     assert point == {
@@ -109,7 +113,7 @@ def test_values_match_scipy_on_a_hand_made_case(catalogue):
         "score": 47.5,
         "name": "gpt-4o-2024-08-06",
     }
-    # Same data, same seed: the same interval.
+    # Same data: the same interval.
     first = (r.spearman_lower, r.spearman_upper)
     compute_correlations(snapshot_id=snap.pk)
     again = CorrelationResult.objects.get(snapshot=snap, slice_key="overall", board=board)
@@ -142,7 +146,7 @@ def test_too_few_common_models_gives_no_value(catalogue):
     make_board({"codestral-2405": 1.0, "gpt-4o-2024-08-06": 2.0})
     compute_correlations(snapshot_id=snap.pk)
     r = CorrelationResult.objects.get()
-    assert r.n == 2 and r.spearman is None and r.pearson_lower is None and r.n_boot == 0
+    assert r.n == 2 and r.spearman is None and r.pearson_lower is None
 
 
 def test_no_snapshot_no_correlations(db):
