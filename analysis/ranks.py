@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rank_ub"]
+__all__ = ["intervals_apart", "rank_ub"]
 
 
 def rank_ub(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -28,3 +28,18 @@ def rank_ub(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     above = len(lows) - np.searchsorted(lows, upper[ranked], side="right")
     rank[ranked] = 1 + above
     return rank
+
+
+def intervals_apart(
+    first: tuple[float | None, float | None], second: tuple[float | None, float | None]
+) -> bool | None:
+    """Whether two (lower, upper) intervals do not overlap; None if either is not finite.
+
+    The test behind a rank change shown as a number rather than "within noise": a model's
+    interval on a category's board and on the overall board that overlap leave its rank
+    change within what sampling alone produces."""
+    bounds = [*first, *second]
+    if any(b is None or not np.isfinite(b) for b in bounds):
+        return None
+    lo1, hi1, lo2, hi2 = (float(b) for b in bounds)  # type: ignore[arg-type]
+    return hi1 < lo2 or hi2 < lo1

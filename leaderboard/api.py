@@ -40,6 +40,7 @@ CSV_FIELDS = (
     "votes",
     "avg_win_rate",
     "rank_change",
+    "rank_change_clear",
     "organization",
     "license",
     "position_adjusted_rating",

@@ -47,6 +47,7 @@ from analysis.bradley_terry import SCALE
 from analysis.contextual import ContextualFit, fit_contextual
 from analysis.contextual_data import group_contextual, style_features
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.ranks import intervals_apart
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
 
@@ -341,6 +342,9 @@ def variant_rows(rows: list[dict], pick: Callable[[dict], tuple]) -> list[dict]:
                 "ci_lower": lower,
                 "ci_upper": upper,
                 "rank_change": None if rank is None or r["rank"] is None else r["rank"] - rank,
+                "rank_change_clear": intervals_apart(
+                    (lower, upper), (r.get("ci_lower"), r.get("ci_upper"))
+                ),
             }
         )
     far = float("inf")

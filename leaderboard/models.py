@@ -95,6 +95,9 @@ class SnapshotRow(models.Model):
     median = models.FloatField(null=True)
     rank = models.PositiveIntegerField(null=True)  # Rank (UB) among public models
     rank_change = models.IntegerField(null=True)  # overall rank - this slice's rank
+    # Whether the rank change is beyond sampling noise: this board's interval and the overall
+    # board's for the model do not overlap (leaderboard.ranks.clear_change).
+    rank_change_clear = models.BooleanField(null=True)
     # The position-aware fit (top-slot advantage as an extra parameter), overall slice only.
     adjusted_rating = models.FloatField(null=True)
     adjusted_ci_lower = models.FloatField(null=True)

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from analysis.grouping import GroupedCounts
 from analysis.leaderboard import Leaderboard
-from analysis.ranks import rank_ub
+from analysis.ranks import intervals_apart, rank_ub
 from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
 
@@ -218,7 +218,7 @@ def _rows_for(
     result: SliceResult,
     ids: dict[str, int],
     public_ids: set[int],
-    overall_rank: dict[int, int],
+    overall: dict[int, SnapshotRow],
     latency: dict[int, Latency],
 ) -> list[SnapshotRow]:
     board = result.board
@@ -240,7 +240,9 @@ def _rows_for(
     rows = []
     for i, model_id in enumerate(model_ids.tolist()):
         rank = int(ranks[i]) if shown[i] else None
-        base = overall_rank.get(model_id)
+        base_row = overall.get(model_id) if result.key != OVERALL else None
+        base = base_row.rank if base_row is not None else None
+        change = base - rank if rank is not None and base is not None else None
         row = SnapshotRow(
             model_id=model_id,
             public=bool(shown[i]),
@@ -249,9 +251,13 @@ def _rows_for(
             ci_upper=_num(board.ci_upper[i]),
             median=_num(board.median[i]),
             rank=rank,
-            rank_change=(base - rank)
-            if (rank is not None and base is not None and result.key != OVERALL)
-            else None,
+            rank_change=change,
+            rank_change_clear=None
+            if change is None or base_row is None
+            else intervals_apart(
+                (_num(board.ci_lower[i]), _num(board.ci_upper[i])),
+                (base_row.ci_lower, base_row.ci_upper),
+            ),
             votes=int(votes[i]),
             avg_win_rate=_num(board.avg_win_rate[i]),
             status=board.status[i],
@@ -347,7 +353,7 @@ def publish(
             for name, value in fields.items():
                 setattr(snapshot, name, value)
             snapshot.save()
-        overall_rank: dict[int, int] = {}
+        overall: dict[int, SnapshotRow] = {}
         all_rows: list[SnapshotRow] = []
         for result in results:
             board = result.board
@@ -373,9 +379,9 @@ def publish(
                 robustness=[r.to_dict() for r in board.robustness],
                 controlled=result.controlled.to_json() if result.controlled else None,
             )
-            rows = _rows_for(result, ids, public_ids, overall_rank, latency)
+            rows = _rows_for(result, ids, public_ids, overall, latency)
             if result.key == OVERALL:
-                overall_rank = {r.model_id: r.rank for r in rows if r.rank is not None}
+                overall = {r.model_id: r for r in rows if r.rank is not None}
             for row in rows:
                 row.slice = slice_
             all_rows.extend(rows)

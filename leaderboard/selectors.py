@@ -20,6 +20,8 @@ GROUPED_FIELDS = ("a", "b", "outcome", "count")
 # --- Published snapshots -------------------------------------------------------------
 PUBLISHED_KEY = "lb:published-id"
 BOARD_TTL = 24 * 3600
+# A category board whose models have fewer votes than this (median) says it is a small sample.
+SMALL_SAMPLE_VOTES = 100
 
 
 def snapshot_published(snapshot_id: int) -> None:
@@ -106,6 +108,13 @@ def _robustness(entries: list[dict]) -> list[dict]:
     ]
 
 
+def small_sample(votes: list[int]) -> dict | None:
+    """{min, max} votes per model when the median is below SMALL_SAMPLE_VOTES, else None."""
+    if not votes or sorted(votes)[len(votes) // 2] >= SMALL_SAMPLE_VOTES:
+        return None
+    return {"min": min(votes), "max": max(votes)}
+
+
 def _build_board(snapshot_id: int, category: str) -> dict | None:
     slice_ = (
         SnapshotSlice.objects.select_related("snapshot")
@@ -136,6 +145,9 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
             "scale_label": slice_.scale_label,
             "anchor_applied": slice_.anchor_applied,
             "robustness": _robustness(slice_.robustness),
+            "small_sample": None
+            if slice_.key == "overall"
+            else small_sample([r.votes for r in rows]),
             # Overall board: the controlled fit's coefficients and what it read (None elsewhere).
             "controlled": slice_.controlled,
             "top_slot": None
@@ -158,6 +170,7 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
                 "bootstrap_median": r.median,
                 "rank": r.rank,
                 "rank_change": r.rank_change,
+                "rank_change_clear": r.rank_change_clear,
                 "votes": r.votes,
                 "avg_win_rate": r.avg_win_rate,
                 "position_adjusted_rating": r.adjusted_rating,
@@ -310,6 +323,7 @@ def model_slices(*, model_id: int) -> list[dict]:
             "ci_upper",
             "rank",
             "rank_change",
+            "rank_change_clear",
             "votes",
         )
     )
@@ -324,9 +338,10 @@ def model_slices(*, model_id: int) -> list[dict]:
             "ci_upper": hi,
             "rank": rank,
             "rank_change": change,
+            "rank_change_clear": clear,
             "votes": n,
         }
-        for k, d, v, r, lo, hi, rank, change, n in rows
+        for k, d, v, r, lo, hi, rank, change, clear, n in rows
     ]
 
 

@@ -87,6 +87,7 @@ def _build(sid: int, dimension: str) -> dict:
         votes,
         rank,
         change,
+        clear,
         awr,
     ) in SnapshotRow.objects.filter(slice__in=slices, public=True).values_list(
         "model__key",
@@ -98,6 +99,7 @@ def _build(sid: int, dimension: str) -> dict:
         "votes",
         "rank",
         "rank_change",
+        "rank_change_clear",
         "avg_win_rate",
     ):
         names[key] = display
@@ -108,6 +110,7 @@ def _build(sid: int, dimension: str) -> dict:
             "votes": votes,
             "rank": rank,
             "rank_change": change,
+            "rank_change_clear": clear,
             "avg_win_rate": _finite(awr),
         }
     order = [m["model"] for m in overall["models"]] if overall else []
@@ -123,6 +126,9 @@ def _build(sid: int, dimension: str) -> dict:
                 "label": value_label(dimension, s.value),
                 "key": s.key,
                 "battles": s.battles,
+                "small_sample": selectors.small_sample(
+                    [c[s.value]["votes"] for c in cells.values() if s.value in c]
+                ),
             }
             for s in slices
         ],

@@ -24,3 +24,13 @@ def test_ties_and_touching_bounds_do_not_separate():
 def test_shape_checks():
     with pytest.raises(ValueError):
         rank_ub(np.zeros(2), np.zeros(3))
+
+
+def test_intervals_apart():
+    from analysis.ranks import intervals_apart
+
+    assert intervals_apart((1.0, 2.0), (2.5, 3.0)) is True
+    assert intervals_apart((2.5, 3.0), (1.0, 2.0)) is True
+    assert intervals_apart((1.0, 2.6), (2.5, 3.0)) is False
+    assert intervals_apart((1.0, None), (2.5, 3.0)) is None
+    assert intervals_apart((1.0, float("inf")), (2.5, 3.0)) is None

@@ -176,3 +176,26 @@ def test_old_snapshots_are_thinned_to_one_per_day(simulated):
     Snapshot.objects.create(status=Snapshot.Status.FAILED, computed_at=day, method="", error="x")
     assert prune_snapshots(keep_all_days=2) == 3
     assert set(Snapshot.objects.values_list("id", flat=True)) == {snaps[2].pk, snaps[3].pk}
+
+
+def test_rank_changes_beyond_noise_are_told_apart_and_small_boards_say_so(simulated, client):
+    snap = recompute(trigger="test")
+    overall = {m["model"]: m for m in board(snapshot_id=snap.pk)["models"]}
+    small = next(
+        c["key"]
+        for c in sorted(categories(snapshot_id=snap.pk), key=lambda c: c["battles"])
+        if c["key"] != "overall"
+    )
+    data = board(category=small, snapshot_id=snap.pk)
+    assert data["category"]["small_sample"] is not None
+    changed = [m for m in data["models"] if m["rank_change"]]
+    assert changed, "a small board moves some ranks"
+    for m in data["models"]:
+        o = overall[m["model"]]
+        apart = m["ci_upper"] < o["ci_lower"] or o["ci_upper"] < m["ci_lower"]
+        assert m["rank_change_clear"] is apart
+    page = client.get("/", {"category": small}).content.decode()
+    assert "Small sample:" in page
+    noise = [m for m in changed if not m["rank_change_clear"]]
+    assert noise and page.count("within sampling noise") == len(noise)
+    assert board(snapshot_id=snap.pk)["category"]["small_sample"] is None
