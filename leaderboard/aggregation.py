@@ -192,10 +192,16 @@ def _scan_battles() -> BattleCells:
         )
         rows = cursor.fetchall()
         cursor.execute(
-            f"SELECT COUNT(DISTINCT user_hash), COUNT(CASE WHEN source = 'simulated' THEN 1 END) "
-            f"FROM {table} WHERE NOT excluded"
+            f"SELECT model_a_id, model_b_id, COUNT(*) FROM {table} "
+            f"WHERE NOT excluded AND source = 'simulated' GROUP BY model_a_id, model_b_id"
         )
-        users, simulated = cursor.fetchone()
+        sim = cursor.fetchall()
+        cursor.execute(f"SELECT COUNT(DISTINCT user_hash) FROM {table} WHERE NOT excluded")
+        (users,) = cursor.fetchone()
+    sa, sb = _merged(
+        np.array([r[0] for r in sim], dtype=np.int64), np.array([r[1] for r in sim], dtype=np.int64)
+    )
+    simulated = sum(r[2] for r, x, y in zip(sim, sa, sb, strict=True) if x != y)
     cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(DIMENSIONS))
     return cells_from_combinations(
         np.array(cols[0], dtype=np.int64),
@@ -204,7 +210,7 @@ def _scan_battles() -> BattleCells:
         np.array(cols[-1], dtype=np.int64),
         {d: np.array(cols[3 + i], dtype=object) for i, d in enumerate(DIMENSIONS)},
         users=int(users or 0),
-        simulated=int(simulated or 0),
+        simulated=int(simulated),
     )
 
 
@@ -214,8 +220,10 @@ def _maintained() -> BattleCells:
     dimension = np.array(cols[0], dtype=object)
     value = np.array(cols[1], dtype=object)
     count = np.array(cols[5], dtype=np.int64)
-    simulated = int(count[(dimension == full_count.SOURCE) & (value == "simulated")].sum())
     a, b = _merged(np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64))
+    # counted on the board's basis: a battle between two keys of one model is on no board
+    sim = (dimension == full_count.SOURCE) & (value == "simulated") & (a != b)
+    simulated = int(count[sim].sum())
     keep = (a != b) & (dimension != full_count.SOURCE)
     return BattleCells(
         model_a=a[keep],

@@ -199,3 +199,27 @@ def test_rank_changes_beyond_noise_are_told_apart_and_small_boards_say_so(simula
     noise = [m for m in changed if not m["rank_change_clear"]]
     assert noise and page.count("within sampling noise") == len(noise)
     assert board(snapshot_id=snap.pk)["category"]["small_sample"] is None
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "sqlite"])
+def test_counts_after_a_merge_are_on_the_board_basis(simulated, client, monkeypatch, vendor):
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from catalogue.services import merge_model
+
+    if vendor == "sqlite":  # the embedded path: one scan of the battles
+        monkeypatch.setattr(connection, "vendor", "sqlite")
+    source = ArenaModel.objects.get(key="gemini-1.5-flash-002")
+    target = ArenaModel.objects.get(key="gemini-1.5-pro-002")
+    actor = get_user_model().objects.create_user("mod")
+    merge_model(source=source, target=target, reason="same model", actor=actor)
+    between = Battle.objects.filter(
+        model_a__in=(source, target), model_b__in=(source, target)
+    ).count()
+    assert between > 0
+    snap = recompute(trigger="test")
+    assert snap.battles == 6000 - between
+    assert snap.simulated_battles == snap.battles  # every battle here is simulated
+    page = client.get("/").content.decode()
+    assert f"{snap.battles:,} of the {snap.battles:,} battles" in page
