@@ -164,6 +164,51 @@ class GroupedCounts:
             return self
         return replace(self, user=self.user % groups)
 
+    def independent_user(self, user: int, *, groups: int | None = None) -> GroupedCounts:
+        """The same battles with those of ``user`` as independent votes, each a cluster of
+        its own: new user indices after the others', or with ``groups``, when the clusters
+        would outnumber them, each in a group of 0..groups-1 drawn at random (the other
+        users are then expected in those groups already).
+
+        For battles that came without a user id: counting them as one user would make them
+        a single cluster, and the clustered intervals of a board of such battles a point.
+        A weight column is split in proportion to the counts (weights are constant within
+        a row's battles for the weights in use)."""
+        if self.user is None:
+            raise ValueError("independent_user needs a user column")
+        rows = self.user == user
+        if not rows.any():
+            return self
+        keep = ~rows
+        c = self.count[rows]
+        others = len(np.unique(self.user[keep]))
+        # Which battle becomes which cluster is drawn at random (seeded): an order that
+        # follows the rows (sorted by outcome) would put related battles together and make
+        # the groups' scores cancel, understating the variance.
+        rng = np.random.default_rng(0)
+        row = np.repeat(np.arange(len(c)), c)
+        if groups is not None and others + int(c.sum()) > groups:
+            key = row * groups + rng.integers(0, groups, size=len(row))
+            key, count = np.unique(key, return_counts=True)
+            row, new_user = key // groups, key % groups
+        else:
+            count = np.ones(len(row), dtype=np.int64)
+            base = 0 if not keep.any() else int(self.user[keep].max()) + 1
+            new_user = base + rng.permutation(len(row))
+        weight = None
+        if self.weight is not None:
+            per_battle = self.weight[rows] / np.maximum(c, 1)
+            weight = np.concatenate([self.weight[keep], per_battle[row] * count])
+        return replace(
+            self,
+            a=np.concatenate([self.a[keep], self.a[rows][row]]),
+            b=np.concatenate([self.b[keep], self.b[rows][row]]),
+            outcome=np.concatenate([self.outcome[keep], self.outcome[rows][row]]),
+            count=np.concatenate([self.count[keep], count]),
+            user=np.concatenate([self.user[keep], new_user]),
+            weight=weight,
+        )
+
     def active_users(self) -> int:
         """Number of distinct users with battles (0 without a user column)."""
         if self.user is None:

@@ -79,7 +79,7 @@ def completion_lengths(vote: VoteIn) -> dict:
 
 def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now) -> dict:
     """The battle row of a vote, every column set (model defaults for the rest)."""
-    user_hash = vote.user_hash or pseudonymise_user(vote.user_id)
+    user_hash = vote.user_hash or (pseudonymise_user(vote.user_id) if vote.user_id else "")
     # Plain values (not the Choices members the serializers hand over) for the driver.
     outcome, kind = int(vote.outcome), str(vote.kind)
     return {

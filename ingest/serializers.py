@@ -32,7 +32,8 @@ class BattleSerializer(serializers.Serializer):
     """One vote. `model_a` is the completion shown on top, `model_b` the bottom one."""
 
     pair_id = IdentifierField(max_length=128)
-    user_id = IdentifierField(max_length=256)
+    # Without one the battle is stored without a user: an independent vote in the intervals.
+    user_id = IdentifierField(max_length=256, required=False, allow_blank=True, default="")
     model_a = ModelKeyField()
     model_b = ModelKeyField()
     outcome = serializers.ChoiceField(choices=list(OUTCOME_NAMES))

@@ -30,7 +30,6 @@ from .services import BatchRejected, record_battles
 from .votes import VoteIn
 
 CHUNK = 500
-SAMPLE_USER = "copilot-arena-sample"
 OUTCOME_KEYS = {int(v): k for k, v in OUTCOME_NAMES.items()}
 
 
@@ -45,7 +44,9 @@ class ImportReport:
 
 
 def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict]]:
-    """Copilot Arena sample rows as native battle dicts. model_a is the top completion."""
+    """Copilot Arena sample rows as native battle dicts. model_a is the top completion. The
+    release layout has no user column: its battles are stored without a user (a `user_id`
+    column, where a file has one, is taken)."""
     csv.field_size_limit(1 << 30)
     reader = csv.DictReader(stream)
     missing = {"prefix", "suffix", "model_a", "model_b", "acceptedIndex"} - set(
@@ -66,7 +67,7 @@ def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict]]:
             line + 1,
             {
                 "pair_id": f"csv-{digest}",
-                "user_id": SAMPLE_USER,
+                "user_id": row.get("user_id") or "",
                 "model_a": row.get("model_a"),
                 "model_b": row.get("model_b"),
                 "outcome": outcome,
@@ -99,9 +100,9 @@ def _to_vote(item: dict | str, source: str) -> VoteIn | str:
     data = dict(item)
     user_hash = data.pop("user_hash", None) if "user_id" not in data else None
     if user_hash is not None:
-        if not (isinstance(user_hash, str) and len(user_hash) == 64):
-            return "user_hash: must be a 64-character pseudonymised id"
-        data["user_id"] = "(pseudonymised)"
+        if not (isinstance(user_hash, str) and len(user_hash) in (0, 64)):
+            return "user_hash: must be a 64-character pseudonymised id (empty: no user)"
+        data["user_id"] = "(pseudonymised)" if user_hash else ""
     s = BattleSerializer(data=data)
     if not s.is_valid():
         fields = flatten_errors(s.errors)

@@ -53,6 +53,7 @@ class BattleCells:
     value: np.ndarray
     users: int
     simulated: int
+    userless: int = 0  # battles stored without a user id (each its own cluster)
 
     @property
     def battles(self) -> int:
@@ -103,6 +104,7 @@ def cells_from_combinations(
     *,
     users: int,
     simulated: int,
+    userless: int = 0,
 ) -> BattleCells:
     """BattleCells from counts per combination of every dimension's value (stored outcome
     codes, raw model ids): each row counts once overall and once for each dimension."""
@@ -122,6 +124,7 @@ def cells_from_combinations(
         ),
         users=users,
         simulated=simulated,
+        userless=userless,
     )
 
 
@@ -196,12 +199,15 @@ def _scan_battles() -> BattleCells:
             f"WHERE NOT excluded AND source = 'simulated' GROUP BY model_a_id, model_b_id"
         )
         sim = cursor.fetchall()
-        cursor.execute(f"SELECT COUNT(DISTINCT user_hash) FROM {table} WHERE NOT excluded")
+        cursor.execute(
+            f"SELECT COUNT(DISTINCT user_hash) FROM {table} WHERE NOT excluded AND user_hash <> ''"
+        )
         (users,) = cursor.fetchone()
-    sa, sb = _merged(
-        np.array([r[0] for r in sim], dtype=np.int64), np.array([r[1] for r in sim], dtype=np.int64)
-    )
-    simulated = sum(r[2] for r, x, y in zip(sim, sa, sb, strict=True) if x != y)
+        cursor.execute(
+            f"SELECT model_a_id, model_b_id, COUNT(*) FROM {table} "
+            f"WHERE NOT excluded AND user_hash = '' GROUP BY model_a_id, model_b_id"
+        )
+        userless = cursor.fetchall()
     cols = list(zip(*rows, strict=True)) if rows else [()] * (4 + len(DIMENSIONS))
     return cells_from_combinations(
         np.array(cols[0], dtype=np.int64),
@@ -210,8 +216,19 @@ def _scan_battles() -> BattleCells:
         np.array(cols[-1], dtype=np.int64),
         {d: np.array(cols[3 + i], dtype=object) for i, d in enumerate(DIMENSIONS)},
         users=int(users or 0),
-        simulated=int(simulated),
+        simulated=_on_boards(sim),
+        userless=_on_boards(userless),
     )
+
+
+def _on_boards(rows: list[tuple]) -> int:
+    """Battles of rows (A, B, ..., count) that are on some board: after merges, not between
+    two keys of one model (the basis of BattleCells.battles)."""
+    a, b = _merged(
+        np.array([r[0] for r in rows], dtype=np.int64),
+        np.array([r[1] for r in rows], dtype=np.int64),
+    )
+    return int(sum(r[-1] for r, x, y in zip(rows, a, b, strict=True) if x != y))
 
 
 def _maintained() -> BattleCells:
@@ -234,6 +251,7 @@ def _maintained() -> BattleCells:
         value=value[keep],
         users=users,
         simulated=simulated,
+        userless=_on_boards(incremental.read_userless_cells()),
     )
 
 
@@ -260,11 +278,18 @@ def overall_by_user(
     the per-user totals that `aggregate` refreshed (a GROUP BY over the battles on SQLite);
     the slices' boards keep independent-vote intervals. `groups`: users summed into that
     many groups by their key already in SQL (on PostgreSQL; the fit groups the rest).
+    Battles without a user are independent votes (GroupedCounts.independent_user).
     """
     cols: list | tuple
+    userless: object = ""
     if incremental.enabled():
         # users as integers (DayUserCell.user_key), or their groups; as arrays
         cols = incremental.read_user_cell_arrays(groups=groups)
+        with connection.cursor() as cursor:
+            userless = incremental.userless_key(cursor)
+        if groups is not None:
+            cols = _userless_out_of_groups(cols, groups, int(userless))
+            userless = groups
     else:
         table = Battle._meta.db_table
         with connection.cursor() as cursor:
@@ -278,12 +303,46 @@ def overall_by_user(
     users = np.asarray(cols[0], dtype=np.int64 if incremental.enabled() else object)
     # Usually every row is on the board: no copies then (a million rows of the user groups)
     kept: slice | np.ndarray = slice(None) if keep.all() else keep
-    return GroupedCounts(
+    index = user_indices(users[kept])
+    counts = GroupedCounts(
         models=overall.models,
         a=ia[kept],
         b=ib[kept],
         outcome=_engine_outcomes(cols[3])[kept],
         count=np.asarray(cols[4], dtype=np.int64)[kept],
         positions_known=overall.positions_known,
-        user=user_indices(users[kept]),
+        user=index,
+    )
+    return with_userless_apart(counts, index[users[kept] == userless], groups=groups)
+
+
+def with_userless_apart(
+    counts: GroupedCounts, userless_index: np.ndarray, *, groups: int | None = None
+) -> GroupedCounts:
+    """`counts` with the user-less battles (their user index, if any row has it) as
+    independent votes."""
+    if not len(userless_index):
+        return counts
+    return counts.independent_user(int(userless_index[0]), groups=groups)
+
+
+def _userless_out_of_groups(cols: tuple[np.ndarray, ...], groups: int, key: int) -> tuple:
+    """The fixed groups' rows with the user-less battles taken out of their group (the one
+    of their key) and added as the rows of a group of their own, numbered `groups`."""
+    cells = incremental.read_userless_cells()
+    if not cells:
+        return cols
+    user, a, b, outcome, count = cols
+    extra = np.array(cells, dtype=np.int64).reshape(len(cells), 4)
+    count = np.array(count, dtype=np.int64)  # the columns may be the shared group cache's
+    home = np.flatnonzero(user == key % groups)
+    row = {(int(a[i]), int(b[i]), int(outcome[i])): i for i in home}
+    for x, y, z, n in extra.tolist():
+        count[row[(x, y, z)]] -= n
+    return (
+        np.concatenate([user, np.full(len(extra), groups, dtype=np.int64)]),
+        np.concatenate([a, extra[:, 0]]),
+        np.concatenate([b, extra[:, 1]]),
+        np.concatenate([outcome, extra[:, 2]]),
+        np.concatenate([count, extra[:, 3]]),
     )

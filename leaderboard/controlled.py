@@ -279,7 +279,11 @@ def _fit(
     extra, context_known = interaction_columns(columns, features, _float(cols[8])[keep])
     user = None
     if clustered:
-        _, inverse = np.unique(np.array(cols[3], dtype=object)[keep], return_inverse=True)
+        hashes = np.array(cols[3], dtype=object)[keep]
+        # one row per battle: a battle without a user is a cluster of its own
+        alone = np.flatnonzero(hashes == "")
+        hashes[alone] = [f"battle {i}" for i in alone]
+        _, inverse = np.unique(hashes, return_inverse=True)
         user = np.asarray(inverse, dtype=np.int64).ravel()
     every = features + (extra if context_known >= MIN_KNOWN else [])
     cc = group_contextual(

@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from . import group_cache, rebuild
 from .count_tables import CELLS, USERS, Rollup, Table, fill_user_cells, keeps_user_cells
-from .full_count import GROUPS
+from .full_count import GROUPS, USER_KEY
 from .models import AggregationState, BattleMark, CellTotal, UserGroupCellTotal, UserTotal
 
 log = logging.getLogger(__name__)
@@ -244,14 +244,43 @@ def reconcile() -> Refresh:
     return Refresh(days=done.days, full=done.full or bool(mismatched), mismatched=mismatched)
 
 
+def userless_key(cursor) -> int:
+    """The user key of battles stored without a user (an empty user_hash)."""
+    cursor.execute(f"SELECT {USER_KEY.replace('user_hash', '%s')}", [""])
+    return int(cursor.fetchone()[0])
+
+
 def read_cells() -> tuple[list[tuple], int]:
-    """(rows of (dimension, value, A, B, outcome, count), distinct users) from the totals."""
+    """(rows of (dimension, value, A, B, outcome, count), distinct users) from the totals;
+    battles without a user are not a user."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {CELLS.columns}, count FROM {CELLS.total_table}")
         rows = cursor.fetchall()
-        cursor.execute(f"SELECT COUNT(*) FROM {UserTotal._meta.db_table}")
+        cursor.execute(
+            f"SELECT COUNT(*) FROM {UserTotal._meta.db_table} WHERE user_key <> %s",
+            [userless_key(cursor)],
+        )
         users = int(cursor.fetchone()[0])
     return rows, users
+
+
+def read_userless_cells() -> list[tuple]:
+    """Rows of (A, B, outcome, count) of the battles without a user, from the totals (the
+    per-day rows summed while the per-user totals are not kept)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        key = userless_key(cursor)
+        cursor.execute(f"SELECT 1 FROM {UserTotal._meta.db_table} WHERE user_key = %s", [key])
+        if cursor.fetchone() is None:
+            return []
+        current = AggregationState.objects.filter(pk=1).values_list("user_cells_current", flat=True)
+        table = USERS.total_table if current.first() is not False else USERS.day_table
+        _work_mem(cursor)
+        cursor.execute(
+            f"SELECT model_a, model_b, outcome, SUM(count) FROM {table} WHERE user_key = %s "
+            "GROUP BY model_a, model_b, outcome",
+            [key],
+        )
+        return cursor.fetchall()
 
 
 def _user_cells_sql(groups: int | None) -> str:

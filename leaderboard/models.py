@@ -20,7 +20,8 @@ class Snapshot(models.Model):
     computed_at = models.DateTimeField()
     trigger = models.CharField(max_length=20, blank=True)
     method = models.CharField(max_length=20)
-    # "clustered by N users [(resampled in G fixed groups of users)]" or "independent votes":
+    # "clustered by N users [, with M battles without a user as independent votes] [(resampled
+    # in G fixed groups)]" or "independent votes":
     # what the overall board's intervals assumed.
     intervals = models.CharField(max_length=120, blank=True, default="")
     # RatingConfig.weights of the overall board, and what it meant on this run's data.
@@ -34,6 +35,8 @@ class Snapshot(models.Model):
     battles = models.PositiveIntegerField(default=0)
     users = models.PositiveIntegerField(default=0)
     simulated_battles = models.PositiveIntegerField(default=0)
+    # Battles stored without a user id: not a user, each an independent vote in the intervals.
+    userless_battles = models.PositiveIntegerField(default=0)
     aggregate_seconds = models.FloatField(default=0.0)
     fit_seconds = models.FloatField(default=0.0)
     duration_seconds = models.FloatField(default=0.0)

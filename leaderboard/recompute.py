@@ -282,16 +282,16 @@ def _rows_for(
     return rows
 
 
-def _intervals_label(results: list[SliceResult]) -> str:
+def _intervals_label(results: list[SliceResult], cells: BattleCells) -> str:
     overall = next((r.board for r in results if r.key == OVERALL), None)
-    if overall is not None and overall.clustered:
-        if overall.cluster_users > overall.clusters:
-            return (
-                f"clustered by {overall.cluster_users:,} users "
-                f"(resampled in {overall.clusters:,} fixed groups of users)"
-            )
-        return f"clustered by {overall.clusters:,} users"
-    return "independent votes"
+    if overall is None or not overall.clustered:
+        return "independent votes"
+    label = f"clustered by {cells.users:,} users"
+    if cells.userless:
+        label += f", with {cells.userless:,} battles without a user as independent votes"
+    if overall.clusters < cells.users + cells.userless:
+        label += f" (resampled in {overall.clusters:,} fixed groups)"
+    return label
 
 
 DIED = "The run stopped without finishing (its worker died or lost its lease)."
@@ -333,7 +333,7 @@ def publish(
             "computed_at": timezone.now(),
             "trigger": trigger,
             "method": config.method,
-            "intervals": _intervals_label(results),
+            "intervals": _intervals_label(results, cells),
             "weights": config.weights,
             "weights_label": next((r.weights_label for r in results if r.key == OVERALL), "")[:200],
             "rounds": config.rounds if config.method == "bootstrap" else 0,
@@ -343,6 +343,7 @@ def publish(
             "battles": cells.battles,
             "users": cells.users,
             "simulated_battles": cells.simulated,
+            "userless_battles": cells.userless,
             "aggregate_seconds": timings["aggregate"],
             "fit_seconds": timings["fit"],
             "duration_seconds": time.perf_counter() - timings["started"],

@@ -80,6 +80,7 @@ def _snapshot_meta(s: Snapshot) -> dict:
         "battles": s.battles,
         "users": s.users,
         "simulated_battles": s.simulated_battles,
+        "userless_battles": s.userless_battles,
         "method": s.method,
         "intervals": s.intervals,
         "weights": s.weights,

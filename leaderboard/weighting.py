@@ -29,7 +29,13 @@ from analysis.weights import inverse_pair_count_weights
 from ingest.models import Battle
 
 from . import full_count, incremental
-from .aggregation import _engine_outcomes, on_board, overall_by_user, user_indices
+from .aggregation import (
+    _engine_outcomes,
+    on_board,
+    overall_by_user,
+    user_indices,
+    with_userless_apart,
+)
 from .models import RatingConfig
 
 # arena-rank's floor: a pair with fewer votes weighs as if it had this many.
@@ -96,9 +102,13 @@ def propensity_counts(
     k = overall.n_models
     n_pairs = k * (k - 1) / 2 if k > 1 else 1.0
     users = None
+    userless = np.zeros(0, dtype=np.int64)
     if clustered:
         keys_of_users = np.array(cols[0], dtype=np.int64 if incremental.enabled() else object)
         users = user_indices(keys_of_users[keep])
+        with connection.cursor() as cursor:
+            none = incremental.userless_key(cursor) if incremental.enabled() else ""
+        userless = users[keys_of_users[keep] == none]
     counts = GroupedCounts(
         models=overall.models,
         a=ia[keep],
@@ -111,7 +121,7 @@ def propensity_counts(
     )
     total, stored = int(count.sum()), int(with_pi.sum())
     return WeightedCounts(
-        counts,
+        with_userless_apart(counts, userless),
         f"inverse sampler propensity ({stored:,} of {total:,} votes with a stored pair "
         "probability; the others weigh 1)",
     )

@@ -45,9 +45,15 @@ def recent_battles():
     return Battle.objects.filter(excluded=False, received_at__gte=since)
 
 
+def recent_user_battles():
+    """The recent battles that have a user (the per-user rules' input): battles stored
+    without a user are not one user's."""
+    return recent_battles().exclude(user_hash="")
+
+
 def daily_cap() -> list[Finding]:
     rows = (
-        recent_battles()
+        recent_user_battles()
         .annotate(day=TruncDate("received_at"))
         .values("user_hash", "day")
         .annotate(n=Count("id"))
@@ -67,7 +73,7 @@ def daily_cap() -> list[Finding]:
 
 def top_slot() -> list[Finding]:
     rows = (
-        recent_battles()
+        recent_user_battles()
         .filter(kind=BattleKind.COMPLETION)
         .values("user_hash")
         .annotate(n=Count("id"), top=Count("id", filter=Q(outcome=Outcome.A)))
@@ -88,7 +94,7 @@ def top_slot() -> list[Finding]:
 
 def outliers() -> list[Finding]:
     rows = list(
-        recent_battles()
+        recent_user_battles()
         .values_list("user_hash", "model_a_id", "model_b_id", "outcome")
         .annotate(n=Count("id"))
     )
@@ -156,13 +162,13 @@ def ip_bursts() -> list[Finding]:
 
 def inhuman_pace(min_votes: int = 10) -> list[Finding]:
     busy = (
-        recent_battles()
+        recent_user_battles()
         .values("user_hash")
         .annotate(n=Count("id"))
         .filter(n__gte=min_votes)
         .values_list("user_hash", flat=True)
     )
-    rows = recent_battles().filter(user_hash__in=busy).order_by("user_hash", "received_at")
+    rows = recent_user_battles().filter(user_hash__in=busy).order_by("user_hash", "received_at")
     findings = []
     current: str | None = None
     times: list = []
@@ -195,7 +201,7 @@ def inhuman_pace(min_votes: int = 10) -> list[Finding]:
 def implausible_latency() -> list[Finding]:
     limit = settings.ANOMALY_MIN_LATENCY_MS
     rows = (
-        recent_battles()
+        recent_user_battles()
         .filter(Q(latency_a_ms__lt=limit) | Q(latency_b_ms__lt=limit))
         .values("user_hash")
         .annotate(n=Count("id"))

@@ -222,3 +222,76 @@ def test_groups_of_users_cover_like_users():
     assert 0.92 <= cov["users"] <= 0.97, cov
     assert 0.92 <= cov["groups"] <= 0.97, cov
     assert abs(cov["groups"] - cov["users"]) < 0.025, cov
+
+
+def _with_userless(arena, n: int, *, pref_sd: float, seed: int) -> GroupedCounts:
+    """The arena's battles plus ``n`` battles without a user id, each cast by a developer of
+    its own (taste drawn per battle), all under one user index as an import stores them."""
+    rng = np.random.default_rng(seed)
+    k = len(R)
+    iu, ju = np.triu_indices(k, 1)
+    pair = rng.integers(0, len(iu), size=n)
+    swap = rng.random(n) < 0.5
+    a, b = np.where(swap, ju[pair], iu[pair]), np.where(swap, iu[pair], ju[pair])
+    taste = R[None, :] + rng.normal(0.0, pref_sd, (n, k))
+    diff = taste[np.arange(n), a] - taste[np.arange(n), b]
+    won = rng.random(n) < 1.0 / (1.0 + 10 ** (-diff / 400.0))
+    nobody = int(arena.user.max()) + 1
+    return GroupedCounts(
+        models=arena.models,
+        a=np.concatenate([arena.a, a]),
+        b=np.concatenate([arena.b, b]),
+        outcome=np.concatenate([arena.outcome, np.where(won, OUTCOME_A, 1)]),
+        count=np.ones(len(arena.a) + n, dtype=np.int64),
+        user=np.concatenate([arena.user, np.full(n, nobody)]),
+    )
+
+
+@pytest.mark.slow
+def test_userless_battles_as_independent_votes_keep_the_coverage():
+    """100 users with tastes (sd 60) and 3,000 battles without a user, the latter as
+    independent votes: the clustered intervals keep covering the population truth."""
+    hits = {"independent": 0}
+    sims = 120
+    for seed in range(sims):
+        arena = simulate_user_arena(R, 4000, n_users=100, pref_sd=60.0, pareto_shape=1.5, seed=seed)
+        g = _with_userless(arena, 3000, pref_sd=60.0, seed=seed + 1000)
+        nobody = int(g.user.max())
+        iv = sandwich(fit_bt(g.independent_user(nobody)), clustered=True)
+        hits["independent"] += int(np.sum((iv.lower <= arena.truth) & (arena.truth <= iv.upper)))
+    cov = {k: v / (sims * len(R)) for k, v in hits.items()}
+    assert 0.93 <= cov["independent"] <= 0.97, cov
+
+
+@pytest.mark.parametrize("method", ["sandwich", "bootstrap"])
+def test_a_board_of_userless_battles_alone_is_not_one_cluster(method):
+    arena = simulate_user_arena(R, 3000, n_users=1, seed=4)  # every battle under one index
+    g = GroupedCounts(models=arena.models, a=arena.a, b=arena.b, outcome=arena.outcome,
+                      count=np.ones(len(arena.a), dtype=np.int64), user=arena.user)  # fmt: skip
+    one = compute_leaderboard(g, method=method, rounds=200, clustered=True)
+    apart = compute_leaderboard(g.independent_user(0), method=method, rounds=200, clustered=True)
+    iid = compute_leaderboard(g.pooled(), method=method, rounds=200, clustered=False)
+    assert np.allclose(one.ci_upper - one.ci_lower, 0.0, atol=1e-6)  # the defect
+    ratio = (apart.ci_upper - apart.ci_lower) / (iid.ci_upper - iid.ci_lower)
+    assert np.all(np.abs(ratio - 1) < (0.02 if method == "sandwich" else 0.2)), ratio
+
+
+def test_independent_user_keeps_the_battles_and_splits_weights():
+    g = GroupedCounts(
+        models=("x", "y", "z"),
+        a=[0, 0, 1, 1],
+        b=[1, 2, 2, 0],
+        outcome=[0, 1, 0, 0],
+        count=[5, 3, 7, 2],
+        user=[0, 9, 9, 1],
+        weight=[5.0, 6.0, 7.0, 2.0],
+    )
+    for groups in (None, 4):
+        split = g.independent_user(9, groups=groups)
+        assert split.pooled().total == g.total == 17
+        assert np.allclose(split.pooled().row_weight().sum(), g.row_weight().sum())
+        assert np.array_equal(split.pooled().count, g.pooled().count)
+    singles = g.independent_user(9)
+    assert singles.active_users() == 2 + 10
+    assert g.independent_user(9, groups=4).n_users <= 4
+    assert g.independent_user(5) is g  # no such user: unchanged

@@ -130,9 +130,7 @@ def test_bad_field_is_400_naming_the_field(post, change, field, fragment):
     assert_rejected(post(vote(**change)), 400, field, fragment, before)
 
 
-@pytest.mark.parametrize(
-    "missing", ["pair_id", "user_id", "model_a", "model_b", "outcome", "privacy"]
-)
+@pytest.mark.parametrize("missing", ["pair_id", "model_a", "model_b", "outcome", "privacy"])
 def test_missing_required_field_is_400(post, missing):
     body = vote()
     del body[missing]
@@ -195,3 +193,11 @@ def test_wrong_content_type_is_415(api, models):
     r = api.post(URL, data="pair_id=p-1", content_type="application/x-www-form-urlencoded")
     assert r.status_code == 415
     assert Battle.objects.count() == 0
+
+
+def test_a_vote_without_a_user_is_stored_without_one(post, models):
+    body = vote()
+    del body["user_id"]
+    assert post(body).status_code == 201
+    assert post(vote(pair_id="p-2", user_id="")).status_code == 201
+    assert list(Battle.objects.values_list("user_hash", flat=True)) == ["", ""]

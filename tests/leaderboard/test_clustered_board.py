@@ -91,7 +91,7 @@ def test_many_users_are_resampled_in_groups(simulated, settings):
     settings.ARENA_MAX_USER_CLUSTERS = 8
     grouped = recompute(trigger="test")
     assert grouped.intervals == (
-        f"clustered by {users:,} users (resampled in 8 fixed groups of users)"
+        f"clustered by {users:,} users (resampled in 8 fixed groups)"
     )
     a, b = _rows(plain, "overall"), _rows(grouped, "overall")
     assert a.keys() == b.keys()
