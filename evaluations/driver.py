@@ -164,7 +164,11 @@ def _status(run_id: int) -> str | None:
 def fail(run_id: int, error: str) -> None:
     EvaluationRun.objects.filter(
         pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    ).update(status=RunStatus.FAILED, error=error[:2000], finished_at=timezone.now())
+    ).update(
+        status=RunStatus.FAILED,
+        error=error[:2000],
+        finished_at=Coalesce(F("finished_at"), timezone.now()),
+    )
 
 
 def finalize(run_id: int) -> bool:
@@ -177,8 +181,12 @@ def finalize(run_id: int) -> bool:
             return False
         run.score, run.summary = summarize(run, run.items.all())
         run.status = RunStatus.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["score", "summary", "status", "finished_at"])
+        # A run finished before (failed items retried) keeps its finishing time.
+        if run.finished_at is None:
+            run.finished_at = timezone.now()
+        else:
+            run.rescored_at = timezone.now()
+        run.save(update_fields=["score", "summary", "status", "finished_at", "rescored_at"])
     from .publish import publish_run
 
     try:

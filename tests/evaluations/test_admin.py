@@ -89,6 +89,9 @@ def test_a_runs_page_shows_its_summary_and_the_items(admin_client, stub, eval_se
     html = page.content.decode()
     assert page.status_code == 200
     assert 'id="judge-summary"' in html and "The two orders disagree on 3 of 3 questions" in html
+    assert "CodeArena win rate" in html and "50.0%" in html  # always "A": half of each question
+    # The first three questions are in three categories: one question each, no interval.
+    assert html.count("(n=1, no interval)") == 3 and "[100.0, 100.0]" not in html
     assert 'http-equiv="refresh"' not in html  # done: no refresh
     items = admin_client.get(
         reverse("admin:evaluations_evaluationitem_changelist") + f"?run__id__exact={run.pk}"
