@@ -45,7 +45,7 @@ from django.utils import timezone
 
 from .client import Meter, close_thread_client, meter, missing_key, reset_meter
 from .models import EvaluationItem, EvaluationRun, ItemState, RunStatus, Suite
-from .sandbox import isolation_report
+from .sandbox import isolation_report, refusal
 from .suites import (
     ERROR,
     FAILED_OUTCOMES,
@@ -308,13 +308,18 @@ def _start(run_id: int) -> EvaluationRun | None:
         if name:
             fail(run_id, f"the API key variable {name} is not set in this worker")
             return None
-    if run.suite != Suite.CODEARENA and "resolved" not in run.sandbox:
+    if run.suite != Suite.CODEARENA:
         report = isolation_report(sandbox_of(run.sandbox)[1])
-        run.sandbox = {
-            **run.sandbox,
-            "resolved": {"mode": report.mode, "limitations": list(report.limitations)},
-        }
-        EvaluationRun.objects.filter(pk=run_id).update(sandbox=run.sandbox)
+        if not report.available:
+            # Untrusted programs never run unconfined unless the operator opted out.
+            fail(run_id, f"cannot start: {refusal(report.why)}")
+            return None
+        if "resolved" not in run.sandbox:
+            run.sandbox = {
+                **run.sandbox,
+                "resolved": {"mode": report.mode, "limitations": list(report.limitations)},
+            }
+            EvaluationRun.objects.filter(pk=run_id).update(sandbox=run.sandbox)
     return run
 
 

@@ -35,7 +35,7 @@ from . import judge as jd
 from .client import Caller, endpoint, generation
 from .models import BaselineAnswer, EvaluationRun, Question, Suite
 from .questions import JudgeQuestion
-from .sandbox import Limits, SandboxConfig
+from .sandbox import Isolation, Limits, SandboxConfig
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,9 @@ def sandbox_of(stored: dict[str, Any]) -> tuple[Limits, SandboxConfig]:
         wall_seconds=float(stored.get("wall_seconds", Limits.wall_seconds)),
         memory_bytes=int(stored.get("memory_bytes", Limits.memory_bytes)),
     )
-    return limits, SandboxConfig(isolation=stored.get("isolation", "auto"))
+    # Runs stored before bubblewrap asked for auto, namespaces or user-namespaces: isolated.
+    isolation: Isolation = "none" if stored.get("isolation") == "none" else "bwrap"
+    return limits, SandboxConfig(isolation=isolation, bwrap=settings.EVALUATION_SANDBOX_BWRAP)
 
 
 def prompt_identity(*, suite: str, chat: bool) -> tuple[str, str]:
