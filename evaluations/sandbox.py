@@ -1,38 +1,23 @@
 """Run one untrusted Python program (a model's code plus its tests) under bubblewrap.
 
-``run_python(source)`` runs ``evaluations/_launcher.py`` in a fresh interpreter
-(``python -I -S``) inside Debian's ``bwrap`` and returns a `SandboxResult`; nothing of the
-program is imported into the calling process. bubblewrap (the sandbox Flatpak uses) does the
-isolation, so this module only chooses what the sandbox sees:
+``run_python(source)`` runs ``evaluations/_launcher.py`` in a fresh ``python -I -S`` inside
+Debian's ``bwrap`` and returns a `SandboxResult`; nothing of the program is imported here.
+bubblewrap does the isolation; this module chooses what the sandbox sees (docs/evaluations.md,
+"The sandbox"): new user, PID, network, IPC, UTS and cgroup namespaces; a read-only root of
+``/usr`` and the interpreter's prefix with every site-packages hidden (the project lives
+there); a minimal ``/dev``; a size-limited ``/work``; no ``/etc``, ``/tmp``, ``/proc`` or
+project. As root, ``bwrap`` runs as ``nobody`` (root ignores the process limit), given
+``/usr`` and the interpreter as descriptors opened before the switch. The launcher sets the
+limits inside the run's own user namespace, so one run's fork bomb cannot starve another's
+processes; the wall clock is enforced here by killing ``bwrap`` (``--die-with-parent``).
 
-* new user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``): no network but
-  the namespace's own loopback, no view of the host's processes, everything the program
-  started dies with it; nested user namespaces are disabled;
-* a read-only root holding ``/usr`` (with the ``/bin``/``/lib*`` links) and the interpreter's
-  own prefix, with every site-packages directory hidden under an empty tmpfs (the project's
-  code is installed there), a minimal ``/dev``, and a size-limited writable ``/work``;
-  nothing else: not ``/etc``, ``/tmp``, ``/run`` and its sockets, ``/home``, ``/root`` or the
-  project. There is no ``/proc`` (Python needs none, and container runtimes that mask parts
-  of theirs refuse a fresh one);
-* when the caller is root, ``bwrap`` itself runs as an unprivileged uid (``nobody`` unless
-  `SandboxConfig.uid` says otherwise): root is exempt from the process limit. The interpreter
-  and ``/usr`` are passed as descriptors opened before the switch, so an interpreter under
-  ``/root`` still works.
+`SandboxConfig.isolation`: ``"bwrap"`` (the default) raises `IsolationUnavailable` naming the
+opt-out when bubblewrap is missing or refused; ``"none"`` is that explicit opt-out (limits and
+a private directory only; every result lists what is left open).
 
-**Limits** (`Limits`): the launcher sets CPU seconds, address space, file size, processes and
-open files inside the sandbox's user namespace, where the process count is that run's alone
-(a fork bomb in one lane does not starve another); the wall clock is enforced here by killing
-``bwrap`` (``--die-with-parent`` takes the sandbox with it).
-
-**Isolation** (`SandboxConfig.isolation`): ``"bwrap"`` (the default) refuses to run when
-bubblewrap is missing or the kernel or container runtime refuses its namespaces
-(`IsolationUnavailable`, naming the setting to opt out). ``"none"`` is that explicit opt-out:
-the launcher runs directly, with the limits, a private directory and a scrubbed environment
-but with the worker's own rights, the network and the host's files; every result says so.
-
-The status is one of `Status`; the program passes only if it ran to its end without an
-exception and without calling ``exit``. A deliberately adversarial program can still fake a
-pass (for example with ``os._exit(0)``): the sandbox protects the host, not the score.
+The program passes only if it ran to its end without an exception and without calling
+``exit``. An adversarial program can still fake a pass (``os._exit(0)``): the sandbox
+protects the host, not the score.
 """
 
 from __future__ import annotations
@@ -159,7 +144,8 @@ def _launcher_source() -> str:
 
 def _open_to_others(path: str) -> bool:
     """Can a uid other than the owner reach ``path`` (search rights on every ancestor)?"""
-    return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in (path, *Path(path).parents))
+    here = Path(path)
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in (here, *here.parents))
 
 
 @functools.cache
@@ -314,7 +300,6 @@ def _execute(
     mode: Isolation,
 ) -> tuple[int | None, subprocess.Popen[bytes]]:
     ids = _ids(config)
-    user = {} if ids is None else {"user": ids[0], "group": ids[1], "extra_groups": []}
     sources: dict[str, int] = {}
     workdir = None
     try:
@@ -336,7 +321,9 @@ def _execute(
             close_fds=True,
             pass_fds=(*sources.values(), program.fileno()),
             start_new_session=True,
-            **user,  # type: ignore[arg-type]
+            user=None if ids is None else ids[0],
+            group=None if ids is None else ids[1],
+            extra_groups=None if ids is None else [],
         )
         return _wait(proc, limits.wall_seconds), proc
     finally:
