@@ -190,7 +190,8 @@ def _bwrap_command(
     config: SandboxConfig, limits: Limits, sources: dict[str, int], program: int
 ) -> list[str]:
     _, links, hidden = _mount_plan()
-    command = [config.bwrap, "--unshare-all", "--unshare-user", "--disable-userns"]
+    # Not --disable-userns: it writes /proc/sys, which container runtimes mount read-only.
+    command = [config.bwrap, "--unshare-all", "--unshare-user"]
     command += ["--die-with-parent"]
     command += ["--new-session", "--uid", str(NOBODY), "--gid", str(NOBODY)]
     for source, fd in sources.items():
