@@ -15,6 +15,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     STATIC_ROOT=/app/staticfiles \
     PROMETHEUS_MULTIPROC_DIR=/tmp/arena-metrics
+# bubblewrap: the evaluation sandbox (evaluations/sandbox.py) runs models' programs under it.
+# Not pinned: Debian stable's security updates replace the version a pin would name.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 arena \
     && useradd --system --uid 10001 --gid 10001 --home-dir /app --create-home arena
 COPY --from=build /dist/ /tmp/dist/

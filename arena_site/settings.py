@@ -410,8 +410,15 @@ EVALUATION_PROVIDER_CONCURRENCY = env.int("EVALUATION_PROVIDER_CONCURRENCY", def
 EVALUATION_CALL_TIMEOUT_SECONDS = env.float("EVALUATION_CALL_TIMEOUT_SECONDS", default=120.0)
 EVALUATION_LEASE_SECONDS = env.float("EVALUATION_LEASE_SECONDS", default=60.0)
 EVALUATION_MAX_ATTEMPTS = env.int("EVALUATION_MAX_ATTEMPTS", default=3)
-# The sandbox (evaluations/sandbox.py): auto | namespaces | user-namespaces | none, and limits.
-EVALUATION_SANDBOX_ISOLATION = env.str("EVALUATION_SANDBOX_ISOLATION", default="auto")
+# The sandbox (evaluations/sandbox.py): bwrap (bubblewrap; runs are refused without it) or
+# none (the operator's explicit opt-out: programs run unconfined), the binary, and limits.
+EVALUATION_SANDBOX_ISOLATION = env.str("EVALUATION_SANDBOX_ISOLATION", default="bwrap")
+if EVALUATION_SANDBOX_ISOLATION not in ("bwrap", "none"):
+    raise ImproperlyConfigured(
+        f"EVALUATION_SANDBOX_ISOLATION={EVALUATION_SANDBOX_ISOLATION!r}: use bwrap (the default) "
+        "or none (untrusted programs run without isolation)"
+    )
+EVALUATION_SANDBOX_BWRAP = env.str("EVALUATION_SANDBOX_BWRAP", default="bwrap")
 EVALUATION_SANDBOX_CPU_SECONDS = env.int("EVALUATION_SANDBOX_CPU_SECONDS", default=10)
 EVALUATION_SANDBOX_WALL_SECONDS = env.float("EVALUATION_SANDBOX_WALL_SECONDS", default=20.0)
 EVALUATION_SANDBOX_MEMORY_MB = env.int("EVALUATION_SANDBOX_MEMORY_MB", default=1024)

@@ -11,8 +11,8 @@ What one run does (all in this process and its children; no database):
 
 1. **Sandbox overhead.** The same programs, interleaved round by round, as (a) a plain
    ``python -c`` subprocess (the reference), (b) ``python -I -S -c`` (the interpreter flags
-   the sandbox uses), (c) ``evaluations.sandbox.run_python`` with the strongest isolation
-   available (``auto``) and (d) with ``isolation="none"``. Two programs: a trivial assert, and
+   the sandbox uses), (c) ``evaluations.sandbox.run_python`` under bubblewrap (``bwrap``)
+   and (d) with ``isolation="none"``. Two programs: a trivial assert, and
    real HumanEval test programs (canonical solution + tests). Median and p90 wall time per
    item; overhead = sandbox median minus reference median, and their ratio.
 2. **Pipelines on the stub** (``tests/serving/stub_provider.py`` on a thread of this process,
@@ -117,7 +117,7 @@ def sandbox_overhead(programs: list[str], rounds: int) -> dict[str, list[float]]
         "python -I -S -c": lambda src: subprocess.run(
             [python, "-I", "-S", "-c", src], capture_output=True, check=True
         ),
-        "sandbox, auto": lambda src: _check(run_python(src)),
+        "sandbox, bwrap": lambda src: _check(run_python(src)),
         "sandbox, isolation=none": lambda src: _check(
             run_python(src, config=SandboxConfig(isolation="none"))
         ),

@@ -3,6 +3,8 @@
 * Runs: "Add" is the start form (one model, one or more suites); the list shows progress;
   a run's page shows its summary (refreshing itself while the run is active) and links to
   its items; actions cancel, resume, retry failed items and publish the scores again.
+  The list and the start form say whether the sandbox isolates programs here (or why the
+  sandboxed suites' runs are refused, and the setting to opt out).
   "FiM check report" (on the list) is the per-model table comparable with Copilot Arena's
   Table 2.
 * Items: read-only, filterable by run, outcome and state.
@@ -42,7 +44,7 @@ from .models import (
     Suite,
 )
 from .publish import publish_run
-from .selectors import copilot_arena_rows, fim_report
+from .selectors import copilot_arena_rows, fim_report, sandbox_state
 from .wellformed import ISSUES
 
 
@@ -113,6 +115,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "form": form,
             "title": "Evaluate a model",
+            "sandbox": sandbox_state(),
         }
         return TemplateResponse(request, "admin/evaluations/evaluationrun/start.html", context)
 
@@ -146,6 +149,10 @@ class EvaluationRunAdmin(admin.ModelAdmin):
             form.add_error(None, exc)
             return []
         return runs
+
+    def changelist_view(self, request, extra_context=None):
+        context = {**(extra_context or {}), "sandbox": sandbox_state()}
+        return super().changelist_view(request, context)
 
     # --- a run's page ----------------------------------------------------------------
 

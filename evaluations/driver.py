@@ -45,7 +45,7 @@ from django.utils import timezone
 
 from .client import Meter, close_thread_client, meter, missing_key, reset_meter
 from .models import EvaluationItem, EvaluationRun, ItemState, RunStatus, Suite
-from .sandbox import isolation_report
+from .sandbox import isolation_report, refusal
 from .suites import (
     ERROR,
     FAILED_OUTCOMES,
@@ -164,7 +164,11 @@ def _status(run_id: int) -> str | None:
 def fail(run_id: int, error: str) -> None:
     EvaluationRun.objects.filter(
         pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    ).update(status=RunStatus.FAILED, error=error[:2000], finished_at=timezone.now())
+    ).update(
+        status=RunStatus.FAILED,
+        error=error[:2000],
+        finished_at=Coalesce(F("finished_at"), timezone.now()),
+    )
 
 
 def finalize(run_id: int) -> bool:
@@ -177,8 +181,12 @@ def finalize(run_id: int) -> bool:
             return False
         run.score, run.summary = summarize(run, run.items.all())
         run.status = RunStatus.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["score", "summary", "status", "finished_at"])
+        # A run finished before (failed items retried) keeps its finishing time.
+        if run.finished_at is None:
+            run.finished_at = timezone.now()
+        else:
+            run.rescored_at = timezone.now()
+        run.save(update_fields=["score", "summary", "status", "finished_at", "rescored_at"])
     from .publish import publish_run
 
     try:
@@ -300,13 +308,18 @@ def _start(run_id: int) -> EvaluationRun | None:
         if name:
             fail(run_id, f"the API key variable {name} is not set in this worker")
             return None
-    if run.suite != Suite.CODEARENA and "resolved" not in run.sandbox:
+    if run.suite != Suite.CODEARENA:
         report = isolation_report(sandbox_of(run.sandbox)[1])
-        run.sandbox = {
-            **run.sandbox,
-            "resolved": {"mode": report.mode, "limitations": list(report.limitations)},
-        }
-        EvaluationRun.objects.filter(pk=run_id).update(sandbox=run.sandbox)
+        if not report.available:
+            # Untrusted programs never run unconfined unless the operator opted out.
+            fail(run_id, f"cannot start: {refusal(report.why)}")
+            return None
+        if "resolved" not in run.sandbox:
+            run.sandbox = {
+                **run.sandbox,
+                "resolved": {"mode": report.mode, "limitations": list(report.limitations)},
+            }
+            EvaluationRun.objects.filter(pk=run_id).update(sandbox=run.sandbox)
     return run
 
 

@@ -14,11 +14,12 @@ both answers with it and with each other, and ends with exactly one label among 
 ``analysis.codearena.parse_verdict``: none, or two different ones, is no verdict. A game with
 no verdict (or a failed judge call) is asked once more: after a reply without a verdict the
 judge is shown its reply and asked for the label alone; after a failed call the same request
-is sent again. A game still without a verdict scores 0.
+is sent again. A game still without a verdict is neither won nor tied.
 
-Scores are ``analysis.codearena``'s: per game from the model's side (+2 .. -2), summed over the
-two games (> 0 win, 0 tie, < 0 loss). `judge_stats.summarize` turns judged questions into win
-and tie rates with bootstrap intervals and the judge's position bias.
+Scores are ``analysis.codearena``'s, the seed's rule: a question scores the number of its two
+games the model won, over 2 (a strong label counts like a weak one). `judge_stats.summarize`
+turns judged questions into the CodeArena win and tie rates with bootstrap intervals and the
+judge's position bias.
 """
 
 from __future__ import annotations
@@ -27,9 +28,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from analysis.codearena import JudgedQuestion, Verdict, game_score, parse_verdict
+from analysis.codearena import (
+    GameOutcome,
+    JudgedQuestion,
+    Verdict,
+    game_outcome,
+    game_score,
+    parse_verdict,
+)
 
-from .calls import ChatFn, Messages, call, map_items
+from .calls import Call, ChatFn, Messages, call, map_items
 from .questions import JudgeQuestion
 
 PROMPT_VERSION = "codearena-judge-v1"
@@ -88,10 +96,17 @@ class Game:
     judgments: tuple[str, ...] = ()
     attempts: int = 1
     error: str | None = None  # the last failed call's error, if any
+    latency_s: float = 0.0  # the judge's calls for this game, summed
 
     @property
     def score(self) -> int:
+        """Arena-Hard's signed score of this game (+2 .. -2), kept as a secondary figure."""
         return game_score(self.verdict, model_position=self.model_position)
+
+    @property
+    def result(self) -> GameOutcome:
+        """Won, tied or lost by the model, or no verdict (what the win rate counts)."""
+        return game_outcome(self.verdict, model_position=self.model_position)
 
 
 def judge_game(
@@ -106,7 +121,7 @@ def judge_game(
         judgments.append(first.text)
         verdict = parse_verdict(first.text)
         if verdict is not None:
-            return Game(model_position, verdict, tuple(judgments), 1)
+            return Game(model_position, verdict, tuple(judgments), 1, latency_s=first.latency_s)
         retry: Messages = (
             *messages,
             {"role": "assistant", "content": first.text},
@@ -116,10 +131,11 @@ def judge_game(
         error = first.error
         retry = messages
     second = call(judge, retry)
+    latency = first.latency_s + second.latency_s
     if second.text is None:
-        return Game(model_position, None, tuple(judgments), 2, second.error)
+        return Game(model_position, None, tuple(judgments), 2, second.error, latency)
     judgments.append(second.text)
-    return Game(model_position, parse_verdict(second.text), tuple(judgments), 2, error)
+    return Game(model_position, parse_verdict(second.text), tuple(judgments), 2, error, latency)
 
 
 @dataclass(frozen=True)
@@ -158,10 +174,9 @@ def judge_question(
     )
 
 
-def answer(model: ChatFn, question: JudgeQuestion) -> tuple[str | None, str | None]:
-    """The model's answer to a question, or ``(None, error)``."""
-    result = call(model, answer_messages(question))
-    return result.text, result.error
+def answer(model: ChatFn, question: JudgeQuestion) -> Call:
+    """The model's answer to a question (``text``, or ``error``), and how long it took."""
+    return call(model, answer_messages(question))
 
 
 @dataclass(frozen=True)
@@ -191,23 +206,23 @@ def run_suite(
         raise ValueError(f"{len(missing)} questions have no baseline answer and no baseline model")
     errors: dict[str, str] = {}
     if baseline is not None:
-        for q, (text, error) in zip(
+        for q, reply in zip(
             missing,
             map_items(lambda q: answer(baseline, q), missing, max_workers=max_workers),
             strict=True,
         ):
-            if text is None:
-                errors[q.question_id] = f"baseline: {error}"
+            if reply.text is None:
+                errors[q.question_id] = f"baseline: {reply.error}"
             else:
-                known[q.question_id] = text
+                known[q.question_id] = reply.text
 
     def one(q: JudgeQuestion) -> JudgedItem:
         base = known.get(q.question_id)
         if base is None:
             return JudgedItem(q.question_id, q.category, None, None, error=errors[q.question_id])
-        text, error = answer(model, q)
-        if text is None:
-            return JudgedItem(q.question_id, q.category, None, base, error=f"model: {error}")
-        return judge_question(judge, q, text, base)
+        reply = answer(model, q)
+        if reply.text is None:
+            return JudgedItem(q.question_id, q.category, None, base, error=f"model: {reply.error}")
+        return judge_question(judge, q, reply.text, base)
 
     return JudgeRun(tuple(map_items(one, todo, max_workers=max_workers)), known)

@@ -1,12 +1,15 @@
-"""Win and tie rates of judged questions, with bootstrap intervals, and the judge's position bias.
+"""CodeArena win and tie rates of judged questions, with bootstrap intervals, and the judge's position bias.
 
-* **Rates** (``analysis.codearena.win_rates``): each question judged twice is a win, tie or
-  loss for the model; win rate = wins / N and tie rate = ties / N, overall and per category.
-  Questions whose games could not be played (no model or baseline answer) are left out and
-  counted in `JudgeSummary.not_judged`.
-* **Intervals**: percentile bootstrap over questions. Resampling N questions with replacement
-  and counting outcomes is the same as one multinomial draw of N with the observed outcome
-  shares, so each round is one draw of three counts (exact, and independent of N's size).
+* **Rates** (``analysis.codearena.win_rates``, the seed's rule): a question scores the number
+  of its two games the model won, over 2; the win rate is the mean of that over questions, the
+  tie rate likewise from tied games, overall and per category. Questions whose games could
+  not be played (no model or baseline answer) are left out and counted in
+  `JudgeSummary.not_judged`. The Arena-Hard summed score is kept as a secondary figure
+  (`JudgeSummary.arena_hard`, overall only).
+* **Intervals**: percentile bootstrap over questions. A question is one of a few kinds (games
+  won, games tied), so resampling N questions with replacement is one multinomial draw of N
+  over the observed kinds' shares: each round is one draw (exact, and independent of N's
+  size). With fewer than two questions there is no interval (NaN bounds).
 * **Position bias**: a question "disagrees" when the two orders point different ways: the sign
   of the model's score in game 1 differs from that in game 2 (one says the model is better,
   the other says worse or equal). Only questions with a verdict in both games count. The share
@@ -17,12 +20,22 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.codearena import JudgedQuestion, Verdict, WinRate, game_score, win_rates
+from analysis.codearena import (
+    JudgedQuestion,
+    SummedRate,
+    Verdict,
+    WinRate,
+    arena_hard_rates,
+    by_category,
+    game_score,
+    tally,
+)
 
 from .judge import JudgedItem
 
@@ -32,7 +45,7 @@ _B_WINS = frozenset({Verdict.B_MUCH_BETTER, Verdict.B_BETTER})
 
 @dataclass(frozen=True)
 class Rate:
-    """A rate and its bootstrap interval (NaN when there are no questions)."""
+    """A rate and its bootstrap interval (NaN bounds with fewer than two questions)."""
 
     value: float
     low: float
@@ -41,12 +54,13 @@ class Rate:
 
 @dataclass(frozen=True)
 class Outcomes:
-    n: int
-    wins: int
-    ties: int
-    losses: int
+    counts: WinRate
     win_rate: Rate
     tie_rate: Rate
+
+    @property
+    def n(self) -> int:
+        return self.counts.n
 
 
 @dataclass(frozen=True)
@@ -72,27 +86,30 @@ class JudgeSummary:
     position_bias: PositionBias = PositionBias(0, 0, 0, 0)
     no_verdict_games: int = 0
     not_judged: int = 0
+    arena_hard: SummedRate = field(default_factory=lambda: SummedRate(0, 0, 0, 0))
 
 
-def _interval(
-    counts: WinRate, *, rounds: int, level: float, rng: np.random.Generator
-) -> tuple[Rate, Rate]:
-    if counts.n == 0:
-        nan = Rate(math.nan, math.nan, math.nan)
-        return nan, nan
-    shares = np.array([counts.wins, counts.ties, counts.losses], dtype=float) / counts.n
-    draws = rng.multinomial(counts.n, shares, size=rounds) / counts.n
+def _outcomes(
+    questions: list[JudgedQuestion], *, rounds: int, level: float, rng: np.random.Generator
+) -> Outcomes:
+    counts = tally(questions)
+    if counts.n < 2:
+        return Outcomes(
+            counts,
+            Rate(counts.win_rate, math.nan, math.nan),
+            Rate(counts.tie_rate, math.nan, math.nan),
+        )
+    kinds = Counter((q.wins, q.ties) for q in questions)
+    values = np.array(list(kinds), dtype=float) / 2.0  # per kind: (wins / 2, ties / 2)
+    shares = np.array(list(kinds.values()), dtype=float) / counts.n
+    draws = rng.multinomial(counts.n, shares, size=rounds) @ values / counts.n
     tail = (1.0 - level) / 2.0 * 100.0
-    bounds = np.percentile(draws[:, :2], [tail, 100.0 - tail], axis=0)
-    return (
+    bounds = np.percentile(draws, [tail, 100.0 - tail], axis=0)
+    return Outcomes(
+        counts,
         Rate(counts.win_rate, float(bounds[0, 0]), float(bounds[1, 0])),
         Rate(counts.tie_rate, float(bounds[0, 1]), float(bounds[1, 1])),
     )
-
-
-def _outcomes(counts: WinRate, *, rounds: int, level: float, rng: np.random.Generator) -> Outcomes:
-    win, tie = _interval(counts, rounds=rounds, level=level, rng=rng)
-    return Outcomes(counts.n, counts.wins, counts.ties, counts.losses, win, tie)
 
 
 def position_bias(questions: Iterable[JudgedQuestion]) -> PositionBias:
@@ -127,15 +144,15 @@ def summarize(
             not_judged += 1
         else:
             judged.append(question)
-    rates = win_rates(judged)
     rng = np.random.default_rng(seed)
     return JudgeSummary(
-        overall=_outcomes(rates.overall, rounds=rounds, level=level, rng=rng),
+        overall=_outcomes(judged, rounds=rounds, level=level, rng=rng),
         per_category={
-            name: _outcomes(counts, rounds=rounds, level=level, rng=rng)
-            for name, counts in rates.per_category.items()
+            name: _outcomes(group, rounds=rounds, level=level, rng=rng)
+            for name, group in by_category(judged).items()
         },
         position_bias=position_bias(judged),
         no_verdict_games=sum((q.game1 is None) + (q.game2 is None) for q in judged),
         not_judged=not_judged,
+        arena_hard=arena_hard_rates(judged),
     )

@@ -187,7 +187,11 @@ class EvaluationRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # When every item was first done and the run summarised (or, for a run that never got
+    # there, when it was cancelled or failed); a retry of failed items or a re-score keeps it
+    # and records its own time in rescored_at, so an old run never passes for a newer one.
     finished_at = models.DateTimeField(null=True, blank=True)
+    rescored_at = models.DateTimeField(null=True, blank=True)
     created_by = models.CharField(max_length=150, blank=True)
 
     class Meta:

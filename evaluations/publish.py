@@ -9,7 +9,7 @@ its latest finished run of that kind; publishing rebuilds the whole board throug
 correlations scheduled after commit), exactly as a file import would.
 
 Values are percentages: pass@1, the well-formatted rate (infilling, its own board) and the
-win rate against the baseline.
+CodeArena win rate against the baseline.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ LOCAL_SOURCES = {
         "local-codearena",
         "CodeArena judge (local)",
         SourceKind.JUDGE,
-        "Win rate (%) against a baseline, judged here twice per question with the order swapped.",
+        "CodeArena win rate (%) against a baseline, judged here twice per question with the "
+        "order swapped: a question scores the games the model won out of two, averaged over "
+        "questions.",
     ),
 }
 
@@ -61,7 +63,8 @@ LOCAL_SOURCES = {
 def ensure_sources() -> dict[str, ExternalSource]:
     out: dict[str, ExternalSource] = {}
     for suite, info in LOCAL_SOURCES.items():
-        source, _ = ExternalSource.objects.get_or_create(
+        # update_or_create: a board published before a change of rule gets the new text.
+        source, _ = ExternalSource.objects.update_or_create(
             key=info.key,
             defaults={"name": info.name, "kind": info.kind, "description": info.description},
         )

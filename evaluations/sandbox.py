@@ -1,28 +1,23 @@
-"""Run one untrusted Python program (a model's code plus its tests) in a throw-away child process.
+"""Run one untrusted Python program (a model's code plus its tests) under bubblewrap.
 
-``run_python(source)`` starts ``evaluations/_launcher.py`` in a fresh interpreter
-(``python -I -S``: no site-packages, no environment variables, no user site) and returns a
-`SandboxResult`; nothing of the program is imported into the calling process. Per run:
+``run_python(source)`` runs ``evaluations/_launcher.py`` in a fresh ``python -I -S`` inside
+Debian's ``bwrap`` and returns a `SandboxResult`; nothing of the program is imported here.
+bubblewrap does the isolation; this module chooses what the sandbox sees (docs/evaluations.md,
+"The sandbox"): new user, PID, network, IPC, UTS and cgroup namespaces; a read-only root of
+``/usr`` and the interpreter's prefix with every site-packages hidden (the project lives
+there); a minimal ``/dev``; a size-limited ``/work``; no ``/etc``, ``/tmp``, ``/proc`` or
+project. As root, ``bwrap`` runs as ``nobody`` (root ignores the process limit), given
+``/usr`` and the interpreter as descriptors opened before the switch. The launcher sets the
+limits inside the run's own user namespace, so one run's fork bomb cannot starve another's
+processes; the wall clock is enforced here by killing ``bwrap`` (``--die-with-parent``).
 
-* **limits** (`Limits`, ``setrlimit`` in the child): CPU seconds, address space (memory),
-  size of any file written (stdout and stderr included), number of processes, open files;
-  the wall clock is enforced here by killing the child.
-* **isolation** (`SandboxConfig.isolation`, ``"auto"`` picks the strongest that works):
-  ``"namespaces"`` (running as root) runs the launcher under ``unshare --net --pid --mount --ipc
-  --uts``: no network but a down loopback, its own PID space (everything the program started dies
-  with it), and a new root file system holding only read-only system and interpreter
-  directories plus a size-limited writable ``/work`` tmpfs; the program runs as an
-  unprivileged uid (``nobody`` by default) with ``no_new_privs``. ``"user-namespaces"`` (not
-  root) is the same inside ``unshare --user --map-root-user``, without the uid change.
-  ``"none"`` is the fallback when the kernel refuses namespaces: limits, a uid drop when root,
-  a private temporary directory and a scrubbed environment, but **the network is reachable and
-  the host's files are as visible as the uid allows**; `SandboxResult.limitations` says so on
-  every such result.
-* **work directory**: a fresh ``tempfile.mkdtemp`` per run, removed afterwards.
+`SandboxConfig.isolation`: ``"bwrap"`` (the default) raises `IsolationUnavailable` naming the
+opt-out when bubblewrap is missing or refused; ``"none"`` is that explicit opt-out (limits and
+a private directory only; every result lists what is left open).
 
-The status is one of `Status`; the program passes only if it ran to its end without an
-exception and without calling ``exit``. A deliberately adversarial program can still fake a
-pass (for example with ``os._exit(0)``): the sandbox protects the host, not the score.
+The program passes only if it ran to its end without an exception and without calling
+``exit``. An adversarial program can still fake a pass (``os._exit(0)``): the sandbox
+protects the host, not the score.
 """
 
 from __future__ import annotations
@@ -38,37 +33,29 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from . import _launcher as codes
 
 LAUNCHER = Path(__file__).with_name("_launcher.py")
 NOBODY = 65534
-Isolation = Literal["auto", "namespaces", "user-namespaces", "none"]
+SYSTEM_PYTHON = "/usr/bin/python3"
+SETTING = "EVALUATION_SANDBOX_ISOLATION"
+Isolation = Literal["bwrap", "none"]
 
-_UNSHARE = ("--net", "--pid", "--fork", "--kill-child", "--mount", "--ipc", "--uts")
-_UNSHARE_USER = ("--user", "--map-root-user")
-# The modules HumanEval's prompts, solutions and tests import (plus a few common ones), loaded
-# before the uid drop when the uid cannot read the standard library itself ("none" mode with
-# an interpreter under /root, as pyenv installs it): then these at least can be imported.
-_PRELOAD = (
-    "typing",
-    "math",
-    "re",
-    "collections",
-    "itertools",
-    "functools",
-    "heapq",
-    "string",
-    "random",
-    "hashlib",
-    "copy",
-)
-_GRACE_SECONDS = 5.0
+_WORK = "/work"
+_SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32")
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+_NONE_LIMITATIONS = (
+    f"isolation turned off ({SETTING}=none)",
+    "network not isolated",
+    "host files readable and writable as far as the sandbox uid allows",
+    "host processes visible; processes the program detaches survive the run",
+    "the process limit is shared by all runs under the same uid",
+)
 
 
 class Status(StrEnum):
@@ -83,7 +70,7 @@ class Status(StrEnum):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-run resource limits. ``disk_bytes`` bounds the ``/work`` tmpfs (namespaces only)."""
+    """Per-run resource limits. ``disk_bytes`` bounds the ``/work`` tmpfs (bwrap only)."""
 
     cpu_seconds: int = 10
     wall_seconds: float = 20.0
@@ -97,13 +84,13 @@ class Limits:
 
 @dataclass(frozen=True)
 class SandboxConfig:
-    """How to isolate. ``uid``/``gid``: who the program runs as when the caller is root
-    (``None``: ``nobody``); ignored otherwise. ``python``: the interpreter for the child."""
+    """How to isolate. ``uid``/``gid``: who runs ``bwrap`` when the caller is root (``None``:
+    ``nobody``); ignored otherwise. ``bwrap``: the bubblewrap binary."""
 
-    isolation: Isolation = "auto"
-    python: str = sys.executable
+    isolation: Isolation = "bwrap"
     uid: int | None = None
     gid: int | None = None
+    bwrap: str = "bwrap"
 
 
 DEFAULT_LIMITS = Limits()
@@ -128,99 +115,115 @@ class SandboxResult:
 
 @dataclass(frozen=True)
 class IsolationReport:
-    """What ``"auto"`` resolved to on this machine, and what that leaves open."""
+    """What the configured isolation gives on this machine: ``available`` False means runs
+    are refused, ``why`` says what failed."""
 
-    mode: Literal["namespaces", "user-namespaces", "none"]
-    limitations: tuple[str, ...] = field(default_factory=tuple)
-
-
-_probe_lock = threading.Lock()
-_probed: dict[tuple[str, str], IsolationReport] = {}
-
-_NONE_LIMITATIONS = (
-    "network not isolated (no network namespace)",
-    "host files visible to the sandbox uid (no mount namespace)",
-    "processes that leave the process group survive the run (no PID namespace)",
-)
+    mode: Isolation
+    available: bool
+    limitations: tuple[str, ...] = ()
+    why: str = ""
 
 
-def _is_root() -> bool:
-    return os.geteuid() == 0
+class IsolationUnavailable(RuntimeError):
+    """The sandbox cannot isolate here, and the operator has not opted out."""
 
 
-@functools.lru_cache(maxsize=16)
-def _stdlib_hidden(config: SandboxConfig) -> tuple[str, ...]:
-    """In "none" mode as root: is our standard library out of the sandbox uid's reach?"""
-    if not _is_root() or config.python != sys.executable:
-        return ()
-    stdlib = Path(os.__file__).resolve().parent
-    for folder in (stdlib, *stdlib.parents):
-        if not folder.stat().st_mode & stat.S_IXOTH:
-            return (
-                f"the sandbox uid cannot read {stdlib} ({folder} is closed to others): only the "
-                f"preloaded modules can be imported ({', '.join(_PRELOAD)})",
-            )
-    return ()
+def refusal(why: str) -> str:
+    """The error of a run refused for want of isolation: what failed and the opt-out."""
+    return (
+        f"no sandbox isolation on this machine ({why}); untrusted programs are not run. "
+        "Install Debian's bubblewrap (bwrap) and allow user namespaces (docs/evaluations.md), "
+        f"or set {SETTING}=none to run them without isolation (explicit opt-out)"
+    )
 
 
-def isolation_report(config: SandboxConfig = DEFAULT_CONFIG) -> IsolationReport:
-    """Resolve ``config.isolation`` (probing the kernel once per interpreter and mode)."""
-    if config.isolation == "none":
-        return IsolationReport("none", (*_NONE_LIMITATIONS, *_stdlib_hidden(config)))
-    wanted = config.isolation
-    if wanted == "auto":
-        wanted = "namespaces" if _is_root() else "user-namespaces"
-    key = (config.python, wanted)
-    with _probe_lock:
-        if key not in _probed:
-            _probed[key] = _probe(replace(config, isolation=wanted))
-        report = _probed[key]
-    if config.isolation != "auto" and report.mode != config.isolation:
-        raise RuntimeError(f"isolation {config.isolation!r} is not available: {report}")
-    return report
+@functools.cache
+def _launcher_source() -> str:
+    return LAUNCHER.read_text(encoding="utf-8")
 
 
-def _probe(config: SandboxConfig) -> IsolationReport:
-    mode = config.isolation
-    assert mode in ("namespaces", "user-namespaces")
-    if shutil.which("unshare") is None:
-        why = "unshare(1) not installed"
-    else:
-        probe = _run("print('sandbox ok')\n", Limits(), config, mode, ())
-        if probe.status is Status.PASSED and probe.stdout.strip() == "sandbox ok":
-            return IsolationReport(mode)
-        why = f"unshare {mode} failed: {probe.stderr.strip()[-300:] or probe.detail}"
-    return IsolationReport("none", (why, *_NONE_LIMITATIONS, *_stdlib_hidden(config)))
+def _open_to_others(path: str) -> bool:
+    """Can a uid other than the owner reach ``path`` (search rights on every ancestor)?"""
+    here = Path(path)
+    return all(folder.stat().st_mode & stat.S_IXOTH for folder in (here, *here.parents))
 
 
-def _command(python: str, job: str, mode: str) -> list[str]:
-    launcher = [python, "-I", "-S", str(LAUNCHER), job]
-    if mode == "none":
-        return launcher
-    flags = (*_UNSHARE_USER, *_UNSHARE) if mode == "user-namespaces" else _UNSHARE
-    return ["unshare", *flags, "--", *launcher]
+@functools.cache
+def _interpreter() -> tuple[str, str]:
+    """(interpreter, its prefix) for the sandbox: this process's own, unless we are root and
+    the unprivileged uid that runs bwrap cannot reach it (pyenv under ``/root``): then the
+    system's ``/usr/bin/python3`` (the programs need the standard library only)."""
+    prefix = os.path.realpath(sys.base_prefix)
+    if os.geteuid() == 0 and not _open_to_others(prefix) and os.path.exists(SYSTEM_PYTHON):
+        return SYSTEM_PYTHON, "/usr"
+    return os.path.realpath(sys.executable), prefix
 
 
-def _tail(path: Path, size: int) -> str:
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, handle.tell() - size))
-        return handle.read().decode("utf-8", errors="replace")
+@functools.cache
+def _mount_plan() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """(read-only sources, links as (target, path), site-packages to hide), fixed per process."""
+    prefix = _interpreter()[1]
+    sources = ["/usr"] if prefix.startswith("/usr") else ["/usr", prefix]
+    links = []
+    for path in _SYSTEM_LINKS:
+        if os.path.islink(path):
+            links.append((os.readlink(path), path))
+        elif os.path.isdir(path):
+            sources.append(path)
+    # Wherever Python packages are installed (the project's code among them), in any layout.
+    hidden = {
+        os.path.realpath(found)
+        for source in sources
+        for pattern in (
+            "lib/python3*/site-packages",
+            "lib/python3*/dist-packages",
+            "lib/python3/dist-packages",
+            "local/lib/python3*/*-packages",
+        )
+        for found in Path(source).glob(pattern)
+        if found.is_dir()
+    }
+    return tuple(sources), tuple(links), tuple(sorted(hidden))
 
 
-def _kill_group(pgid: int | None) -> None:
-    if pgid is None or pgid <= 1:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+def _bwrap_command(
+    config: SandboxConfig, limits: Limits, sources: dict[str, int], program: int
+) -> list[str]:
+    _, links, hidden = _mount_plan()
+    # Not --disable-userns: it writes /proc/sys, which container runtimes mount read-only.
+    command = [config.bwrap, "--unshare-all", "--unshare-user"]
+    command += ["--die-with-parent"]
+    command += ["--new-session", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+    for source, fd in sources.items():
+        command += ["--ro-bind-fd", str(fd), source]
+    for target, path in links:
+        command += ["--symlink", target, path]
+    for path in hidden:
+        command += ["--tmpfs", path]
+    command += ["--dev", "/dev", "--remount-ro", "/dev"]
+    command += ["--size", str(limits.disk_bytes), "--perms", "0700", "--tmpfs", _WORK]
+    command += ["--file", str(program), f"{_WORK}/program.py"]
+    command += ["--remount-ro", "/", "--chdir", _WORK]
+    for key in ("HOME", "TMPDIR"):
+        command += ["--setenv", key, _WORK]
+    return [*command, "--", *_launcher_command(_WORK, limits)]
 
 
-def _worker_group(job: Path) -> int | None:
-    """The program's process group, which the launcher records (its own differs)."""
-    try:
-        return int((job / "worker.pid").read_text())
-    except (OSError, ValueError):
-        return None
+def _launcher_command(workdir: str, limits: Limits) -> list[str]:
+    numbers = (
+        limits.cpu_seconds,
+        limits.memory_bytes,
+        limits.file_size_bytes,
+        limits.max_processes,
+        limits.max_open_files,
+    )
+    return [_interpreter()[0], "-I", "-S", "-c", _launcher_source(), workdir, *map(str, numbers)]
+
+
+def _tail(handle: IO[bytes], size: int) -> str:
+    handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, handle.tell() - size))
+    return handle.read().decode("utf-8", errors="replace")
 
 
 _STATUS_OF_EXIT = {
@@ -229,128 +232,177 @@ _STATUS_OF_EXIT = {
     codes.EXIT_CALLED_EXIT: (Status.FAILED, "the program called exit()"),
     codes.EXIT_MEMORY: (Status.MEMORY, "MemoryError"),
     codes.EXIT_FILE_SIZE: (Status.FILE_SIZE, "file size limit"),
-    codes.EXIT_CPU: (Status.TIMEOUT, "CPU time limit"),
-    codes.EXIT_SETUP: (Status.ERROR, "sandbox setup failed"),
-    codes.EXIT_TERMINATED: (Status.TIMEOUT, "wall-clock limit"),
 }
 
 
-def _status(returncode: int) -> tuple[Status, str]:
+def _status(returncode: int, duration: float, limits: Limits) -> tuple[Status, str]:
     if returncode in _STATUS_OF_EXIT:
         return _STATUS_OF_EXIT[returncode]
-    if returncode > codes.EXIT_SIGNAL_BASE or returncode < 0:
-        number = returncode - codes.EXIT_SIGNAL_BASE if returncode > 0 else -returncode
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = str(number)
-        return Status.CRASHED, f"killed by {name}"
-    return Status.FAILED, f"exit status {returncode}"
+    # bwrap reports a signal as 128 + its number; without bwrap it is a negative code.
+    number = returncode - 128 if returncode > 128 else -returncode if returncode < 0 else 0
+    if not number:
+        return Status.FAILED, f"exit status {returncode}"
+    if number == signal.SIGXCPU or (number == signal.SIGKILL and duration >= limits.cpu_seconds):
+        return Status.TIMEOUT, "CPU time limit"
+    if number == signal.SIGXFSZ:
+        return Status.FILE_SIZE, "file size limit"
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = str(number)
+    return Status.CRASHED, f"killed by {name}"
 
 
-def _ids(config: SandboxConfig, mode: str) -> tuple[int | None, int | None]:
-    if mode == "user-namespaces" or not _is_root():
-        return None, None
+def _ids(config: SandboxConfig) -> tuple[int, int] | None:
+    """The unprivileged (uid, gid) to run as when we are root, else None."""
+    if os.geteuid() != 0:
+        return None
     uid = NOBODY if config.uid is None else config.uid
-    return uid, (uid if config.gid is None else config.gid)
+    return uid, uid if config.gid is None else config.gid
+
+
+def _open_sources() -> dict[str, int]:
+    sources, _, _ = _mount_plan()
+    return {source: os.open(source, os.O_PATH | os.O_DIRECTORY) for source in sources}
+
+
+def _unconfined_workdir(program: IO[bytes], ids: tuple[int, int] | None) -> str:
+    """The opt-out's private directory holding program.py, owned by the uid that runs it."""
+    workdir = tempfile.mkdtemp(prefix="arena-sandbox-")
+    path = os.path.join(workdir, "program.py")
+    with open(path, "wb") as copy:
+        shutil.copyfileobj(program, copy)
+    if ids is not None:
+        for owned in (workdir, path):
+            os.chown(owned, *ids)
+    return workdir
+
+
+def _wait(proc: subprocess.Popen[bytes], wall_seconds: float) -> int | None:
+    """The exit code, or None once the wall clock ran out (everything then killed)."""
+    try:
+        return proc.wait(timeout=wall_seconds)
+    except subprocess.TimeoutExpired:
+        return None
+    finally:
+        if proc.poll() is None:
+            # Not reaped yet, so its process group id cannot have been reused. bwrap's
+            # --die-with-parent takes the sandbox's own session with it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _execute(
+    program: IO[bytes],
+    output: tuple[IO[bytes], IO[bytes]],
+    limits: Limits,
+    config: SandboxConfig,
+    mode: Isolation,
+) -> tuple[int | None, subprocess.Popen[bytes]]:
+    ids = _ids(config)
+    sources: dict[str, int] = {}
+    workdir = None
+    try:
+        if mode == "bwrap":
+            sources = _open_sources()
+            command = _bwrap_command(config, limits, sources, program.fileno())
+            env = dict(_ENV)
+        else:
+            workdir = _unconfined_workdir(program, ids)
+            command = _launcher_command(workdir, limits)
+            env = {**_ENV, "HOME": workdir, "TMPDIR": workdir}
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output[0],
+            stderr=output[1],
+            env=env,
+            cwd=workdir,
+            close_fds=True,
+            pass_fds=(*sources.values(), program.fileno()),
+            start_new_session=True,
+            user=None if ids is None else ids[0],
+            group=None if ids is None else ids[1],
+            extra_groups=None if ids is None else [],
+        )
+        return _wait(proc, limits.wall_seconds), proc
+    finally:
+        for fd in sources.values():
+            os.close(fd)
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _run(
-    source: str,
-    limits: Limits,
-    config: SandboxConfig,
-    mode: str,
-    limitations: tuple[str, ...],
+    source: str, limits: Limits, config: SandboxConfig, report: IsolationReport
 ) -> SandboxResult:
-    uid, gid = _ids(config, mode)
-    # Only where the uid could not import them itself: each preloaded module costs every run.
-    preload = mode == "none" and uid is not None and bool(_stdlib_hidden(config))
-    job = Path(tempfile.mkdtemp(prefix="arena-sandbox-"))
     started = time.perf_counter()
+    result = functools.partial(SandboxResult, isolation=report.mode, limitations=report.limitations)
     try:
-        # 0711: the sandbox uid may pass through to work/ (fallback mode) but not list or read.
-        job.chmod(0o711)
-        # A lone surrogate (JSON can carry one) cannot be UTF-8: it becomes "?", and the
-        # program runs (and most likely fails) like any other.
-        (job / "program.py").write_text(source, encoding="utf-8", errors="replace")
-        (job / "program.py").chmod(0o644)
-        lines = [f"limits.{key}={value!r}" for key, value in asdict(limits).items()]
-        lines += [
-            f"uid={'' if uid is None else uid}",
-            f"gid={'' if gid is None else gid}",
-            f"fs={'none' if mode == 'none' else 'pivot'}",
-            f"preload={','.join(_PRELOAD) if preload else ''}",
-        ]
-        (job / "config").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        if mode == "none":
-            (job / "work").mkdir(mode=0o700)
-            if uid is not None:
-                os.chown(job / "work", uid, gid if gid is not None else uid)
-        out_path, err_path = job / "stdout", job / "stderr"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(
-                _command(config.python, str(job), mode),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                env=dict(_ENV),
-                cwd=job,
-                close_fds=True,
-                start_new_session=True,
-            )
-            detail = ""
-            try:
-                returncode: int | None = proc.wait(timeout=limits.wall_seconds)
-            except subprocess.TimeoutExpired:
-                returncode = None
-                if mode == "none":
-                    # The launcher kills and reaps everything the program started.
-                    proc.terminate()
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        proc.wait(timeout=_GRACE_SECONDS)
-                # Under unshare (which ignores SIGTERM) killing it kills the namespace's
-                # PID 1 (--kill-child) and with it every process of the namespace.
-            finally:
-                if proc.poll() is None:
-                    # Not reaped yet, so its process group id cannot have been reused.
-                    _kill_group(proc.pid)
-                    _kill_group(_worker_group(job))
-                    proc.kill()
-                final = proc.wait()
-        duration = time.perf_counter() - started
-        if returncode is None:
-            status, detail = Status.TIMEOUT, f"wall-clock limit ({limits.wall_seconds:g} s)"
-            returncode = final
-        else:
-            status, detail = _status(returncode)
-        return SandboxResult(
-            status=status,
-            returncode=returncode,
-            stdout=_tail(out_path, limits.output_tail_bytes),
-            stderr=_tail(err_path, limits.output_tail_bytes),
-            duration_s=duration,
-            isolation=mode,
-            limitations=limitations,
-            detail=detail,
-        )
+        with (
+            tempfile.TemporaryFile() as program,
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+        ):
+            # A lone surrogate (JSON can carry one) cannot be UTF-8: it becomes "?", and the
+            # program runs (and most likely fails) like any other.
+            program.write(source.encode("utf-8", errors="replace"))
+            program.flush()
+            program.seek(0)
+            returncode, proc = _execute(program, (out, err), limits, config, report.mode)
+            duration = time.perf_counter() - started
+            stderr = _tail(err, limits.output_tail_bytes)
+            if returncode is None:
+                status, detail = Status.TIMEOUT, f"wall-clock limit ({limits.wall_seconds:g} s)"
+            elif report.mode == "bwrap" and stderr.startswith("bwrap:"):
+                status, detail = Status.ERROR, f"bubblewrap failed: {stderr.strip()[:300]}"
+            else:
+                status, detail = _status(returncode, duration, limits)
+            stdout = _tail(out, limits.output_tail_bytes)
+            return result(status, proc.returncode, stdout, stderr, duration, detail=detail)
     except OSError as exc:
-        return SandboxResult(
-            status=Status.ERROR,
-            returncode=None,
-            stdout="",
-            stderr="",
-            duration_s=time.perf_counter() - started,
-            isolation=mode,
-            limitations=limitations,
-            detail=f"could not start the sandbox: {exc}",
-        )
-    finally:
-        shutil.rmtree(job, ignore_errors=True)
+        detail = f"could not start the sandbox: {exc}"
+        return result(Status.ERROR, None, "", "", time.perf_counter() - started, detail=detail)
+
+
+_probe_lock = threading.Lock()
+_probed: dict[SandboxConfig, IsolationReport] = {}
+
+
+def _probe(config: SandboxConfig) -> IsolationReport:
+    if shutil.which(config.bwrap) is None:
+        return IsolationReport("bwrap", False, why="bwrap is not installed (package bubblewrap)")
+    candidate = IsolationReport("bwrap", True)
+    probe = _run("print('sandbox ok')\n", Limits(), config, candidate)
+    if probe.status is Status.PASSED and probe.stdout.strip() == "sandbox ok":
+        return candidate
+    why = probe.detail if probe.status is Status.ERROR else probe.stderr.strip()[-300:]
+    return IsolationReport("bwrap", False, why=f"bwrap failed: {why or probe.status}")
+
+
+def isolation_report(config: SandboxConfig = DEFAULT_CONFIG) -> IsolationReport:
+    """What ``config.isolation`` gives here (bubblewrap is tried once per process)."""
+    if config.isolation == "none":
+        return IsolationReport("none", True, _NONE_LIMITATIONS)
+    with _probe_lock:
+        if config not in _probed:
+            _probed[config] = _probe(config)
+        return _probed[config]
+
+
+def require_isolation(config: SandboxConfig = DEFAULT_CONFIG) -> IsolationReport:
+    """The report, or `IsolationUnavailable` saying what failed and how to opt out."""
+    report = isolation_report(config)
+    if not report.available:
+        raise IsolationUnavailable(refusal(report.why))
+    return report
 
 
 def run_python(
     source: str, *, limits: Limits = DEFAULT_LIMITS, config: SandboxConfig = DEFAULT_CONFIG
 ) -> SandboxResult:
-    """Run ``source`` as ``__main__`` in a new sandboxed process and report how it ended."""
-    report = isolation_report(config)
-    return _run(source, limits, config, report.mode, report.limitations)
+    """Run ``source`` as ``__main__`` in a new sandboxed process and report how it ended.
+
+    Raises `IsolationUnavailable` when isolation is configured and cannot be had."""
+    return _run(source, limits, config, require_isolation(config))

@@ -8,6 +8,8 @@
   latest fill-in-the-middle check on ``EVALUATION_GUARD_SET`` -- nothing, a warning, or
   (``EVALUATION_BLOCK_PUBLIC``) a refusal when its well-formatted rate is below
   ``EVALUATION_MIN_WELL_FORMATTED``. A model never checked gets a warning only.
+* `sandbox_state()`: the configured sandbox isolation as this process finds it (the admin
+  shows it; each worker checks again when it starts a run and refuses the run without it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from django.conf import settings
 from catalogue.models import ArenaModel, Visibility
 
 from .models import EvaluationRun, RunStatus, Suite
+from .sandbox import SETTING, isolation_report, refusal
+from .suites import sandbox_of, sandbox_request
 from .wellformed import ISSUES
 
 # Copilot Arena's Table 2 (blog post of 2024-11-12): share of well-formatted completions of
@@ -135,3 +139,23 @@ def public_check(model: ArenaModel, visibility: str | None) -> PublicCheck | Non
         "not be insertable as served.",
         block=bool(settings.EVALUATION_BLOCK_PUBLIC),
     )
+
+
+def sandbox_state() -> dict[str, Any]:
+    """``setting``, ``mode``, ``available``, and ``message``: what runs of the sandboxed suites
+    will get here, or why they are refused and how to opt out."""
+    report = isolation_report(sandbox_of(sandbox_request())[1])
+    if not report.available:
+        message = (
+            f"unavailable here, so HumanEval and infilling runs are refused: {refusal(report.why)}"
+        )
+    elif report.mode == "none":
+        message = "turned off by the operator: " + "; ".join(report.limitations)
+    else:
+        message = "bubblewrap isolates every program (no network, no host files or processes)"
+    return {
+        "setting": f"{SETTING}={report.mode}",
+        "mode": report.mode,
+        "available": report.available,
+        "message": message,
+    }

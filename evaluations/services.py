@@ -11,6 +11,8 @@
   cancelled or failed run too: items already done stay done); `retry_errors` puts the
   items whose calls failed back in the queue; `resume_stalled` (beat, and each worker's
   start) resumes runs whose driver stopped renewing its heartbeat.
+* `rescore_runs` scores finished CodeArena runs again from their stored verdicts (the
+  ``rescore_evaluations`` command), after a change of the scoring rule.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalogue.models import ArenaModel
@@ -52,6 +55,7 @@ from .suites import (
     run_generation,
     sandbox_request,
 )
+from .summaries import stored_judgement, summarize
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +226,7 @@ def cancel_run(run: EvaluationRun) -> bool:
     """Stop a queued or running run between items (items in hand finish and are kept)."""
     return bool(
         EvaluationRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
-            status=RunStatus.CANCELLED, finished_at=timezone.now()
+            status=RunStatus.CANCELLED, finished_at=Coalesce(F("finished_at"), timezone.now())
         )
     )
 
@@ -238,14 +242,18 @@ def refresh_counts(run_id: int) -> None:
 
 def resume_run(run: EvaluationRun) -> bool:
     """Queue a driver for the run; a cancelled, failed or done run is reopened first if it
-    has items left. False when there is nothing to do."""
+    has items left. False when there is nothing to do.
+
+    A run that never finished loses the time it stopped; one that did (it has a summary:
+    failed items are being retried) keeps its ``finished_at``."""
     left = EvaluationItem.objects.filter(run=run).exclude(state=ItemState.DONE).exists()
     if run.status in (RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.DONE):
         if not left:
             return False
-        EvaluationRun.objects.filter(pk=run.pk).update(
-            status=RunStatus.QUEUED, finished_at=None, error=""
-        )
+        reopen: dict[str, Any] = {"status": RunStatus.QUEUED, "error": ""}
+        if not run.summary:
+            reopen["finished_at"] = None
+        EvaluationRun.objects.filter(pk=run.pk).update(**reopen)
     _enqueue(run.pk)
     return True
 
@@ -260,6 +268,36 @@ def retry_errors(run: EvaluationRun) -> int:
     if n:
         resume_run(EvaluationRun.objects.get(pk=run.pk))
     return n
+
+
+def rescore_runs(*, run_ids: list[int] | None = None) -> list[EvaluationRun]:
+    """Score finished CodeArena runs again from their stored verdicts, with the current rule
+    (items' score and outcome, the run's score and summary), and publish their boards again.
+    Nothing is asked of any model. ``run_ids``: only these (default: every finished one)."""
+    from .publish import publish_run, release_of
+
+    runs = EvaluationRun.objects.filter(suite=Suite.CODEARENA, status=RunStatus.DONE)
+    if run_ids is not None:
+        runs = runs.filter(pk__in=run_ids)
+    rescored = []
+    for run in runs.select_related("model").order_by("pk"):
+        with transaction.atomic():
+            items = list(run.items.select_for_update().order_by("position"))
+            changed = []
+            for item in items:
+                judged = stored_judgement(item).judged
+                if judged is not None:
+                    item.score, item.outcome = judged.score, judged.outcome
+                    changed.append(item)
+            EvaluationItem.objects.bulk_update(changed, ["score", "outcome"])
+            run.score, run.summary = summarize(run, items)
+            run.rescored_at = timezone.now()
+            run.save(update_fields=["score", "summary", "rescored_at"])
+        rescored.append(run)
+    boards = {(run.suite, run.dataset, run.item_limit, release_of(run)): run for run in rescored}
+    for run in boards.values():
+        publish_run(run)
+    return rescored
 
 
 def resume_stalled() -> list[int]:

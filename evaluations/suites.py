@@ -35,7 +35,7 @@ from . import judge as jd
 from .client import Caller, endpoint, generation
 from .models import BaselineAnswer, EvaluationRun, Question, Suite
 from .questions import JudgeQuestion
-from .sandbox import Limits, SandboxConfig
+from .sandbox import Isolation, Limits, SandboxConfig
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,9 @@ def sandbox_of(stored: dict[str, Any]) -> tuple[Limits, SandboxConfig]:
         wall_seconds=float(stored.get("wall_seconds", Limits.wall_seconds)),
         memory_bytes=int(stored.get("memory_bytes", Limits.memory_bytes)),
     )
-    return limits, SandboxConfig(isolation=stored.get("isolation", "auto"))
+    # Runs stored before bubblewrap asked for auto, namespaces or user-namespaces: isolated.
+    isolation: Isolation = "none" if stored.get("isolation") == "none" else "bwrap"
+    return limits, SandboxConfig(isolation=isolation, bwrap=settings.EVALUATION_SANDBOX_BWRAP)
 
 
 def prompt_identity(*, suite: str, chat: bool) -> tuple[str, str]:
@@ -192,7 +194,9 @@ def _game(game: jd.Game | None) -> dict[str, Any] | None:
         "model_position": game.model_position,
         "verdict": game.verdict.value if game.verdict is not None else None,
         "score": game.score,
+        "result": game.result,
         "attempts": game.attempts,
+        "latency_s": game.latency_s,
         "error": game.error,
         "judgments": list(game.judgments),
     }
@@ -214,9 +218,10 @@ def _judge_item(run: EvaluationRun, model: Caller):
         stored = BaselineAnswer.objects.filter(question=row, model_id=baseline_id).first()
         if stored is not None:
             return stored.text, ""
-        text, error = jd.answer(baseline, question)
-        if text is None:
-            return None, f"baseline: {error}"
+        reply = jd.answer(baseline, question)
+        if reply.text is None:
+            return None, f"baseline: {reply.error}"
+        text = reply.text
         try:
             with transaction.atomic():
                 BaselineAnswer.objects.create(question=row, model_id=baseline_id, text=text)
@@ -236,16 +241,22 @@ def _judge_item(run: EvaluationRun, model: Caller):
         base, why = baseline_answer(row, question)
         if base is None:
             return Outcome(NOT_JUDGED, details={"category": row.category}, error=why)
-        text, error = jd.answer(model, question)
-        if text is None:
-            return Outcome(NOT_JUDGED, details={"category": row.category}, error=f"model: {error}")
-        item = jd.judge_question(judge, question, text, base)
+        reply = jd.answer(model, question)
+        if reply.text is None:
+            return Outcome(
+                NOT_JUDGED,
+                details={"category": row.category},
+                latency_s=reply.latency_s,
+                error=f"model: {reply.error}",
+            )
+        item = jd.judge_question(judge, question, reply.text, base)
         judged = item.judged
         assert judged is not None
         return Outcome(
             outcome=judged.outcome,
-            score=float(judged.score),
-            raw_output=text,
+            score=judged.score,
+            raw_output=reply.text,
+            latency_s=reply.latency_s,
             details={
                 "category": row.category,
                 "baseline_answer": base,

@@ -15,7 +15,7 @@ from analysis.codearena import Verdict, greedy_pass_at_1
 
 from . import infilling as inf
 from . import judge as jd
-from .judge_stats import JudgeSummary, Outcomes
+from .judge_stats import JudgeSummary, Outcomes, Rate
 from .judge_stats import summarize as judge_summary
 from .models import EvaluationItem, EvaluationRun, Suite
 
@@ -24,19 +24,27 @@ def _rate(value: float) -> float | None:
     return None if value != value else 100.0 * value  # NaN -> None
 
 
+def _interval(rate: Rate) -> list[float | None]:
+    return [_rate(rate.value), _rate(rate.low), _rate(rate.high)]
+
+
 def _outcomes(o: Outcomes) -> dict[str, Any]:
+    """One row of the CodeArena table: questions, games by result, the two rates; the
+    interval bounds are None with fewer than two questions."""
     return {
         "n": o.n,
-        "wins": o.wins,
-        "ties": o.ties,
-        "losses": o.losses,
-        "win_rate": [_rate(o.win_rate.value), _rate(o.win_rate.low), _rate(o.win_rate.high)],
-        "tie_rate": [_rate(o.tie_rate.value), _rate(o.tie_rate.low), _rate(o.tie_rate.high)],
+        "games_won": o.counts.games_won,
+        "games_tied": o.counts.games_tied,
+        "games_lost": o.counts.games_lost,
+        "games_without_verdict": o.counts.games_without_verdict,
+        "win_rate": _interval(o.win_rate),
+        "tie_rate": _interval(o.tie_rate),
     }
 
 
 def _judge_dict(s: JudgeSummary) -> dict[str, Any]:
     bias = s.position_bias
+    summed = s.arena_hard
     return {
         "overall": _outcomes(s.overall),
         "per_category": {k: _outcomes(v) for k, v in sorted(s.per_category.items())},
@@ -50,6 +58,14 @@ def _judge_dict(s: JudgeSummary) -> dict[str, Any]:
         },
         "no_verdict_games": s.no_verdict_games,
         "not_judged": s.not_judged,
+        # Secondary: Arena-Hard's summed signed scores, not CodeArena's rule.
+        "arena_hard": {
+            "n": summed.n,
+            "wins": summed.wins,
+            "ties": summed.ties,
+            "losses": summed.losses,
+            "win_rate": _rate(summed.win_rate),
+        },
     }
 
 
@@ -58,6 +74,18 @@ def _stored_game(data: dict[str, Any] | None, position: str) -> jd.Game | None:
         return None
     verdict = Verdict(data["verdict"]) if data.get("verdict") else None
     return jd.Game("A" if position == "A" else "B", verdict)
+
+
+def stored_judgement(row: EvaluationItem) -> jd.JudgedItem:
+    """A CodeArena item's two games as stored (no games: the question was not judged)."""
+    return jd.JudgedItem(
+        question_id=row.item_key,
+        category=row.details.get("category") or None,
+        model_answer=row.raw_output or None,
+        baseline_answer=None,
+        game1=_stored_game(row.details.get("game1"), "B"),
+        game2=_stored_game(row.details.get("game2"), "A"),
+    )
 
 
 def summarize(run: EvaluationRun, items: Iterable[EvaluationItem]) -> tuple[float | None, dict]:
@@ -88,16 +116,5 @@ def summarize(run: EvaluationRun, items: Iterable[EvaluationItem]) -> tuple[floa
             "statuses": statuses,
             "template": "chat (snippet-and-trim prompt)" if chat else "native FiM endpoint",
         }
-    judged = [
-        jd.JudgedItem(
-            question_id=r.item_key,
-            category=r.details.get("category") or None,
-            model_answer=r.raw_output or None,
-            baseline_answer=None,
-            game1=_stored_game(r.details.get("game1"), "B"),
-            game2=_stored_game(r.details.get("game2"), "A"),
-        )
-        for r in rows
-    ]
-    summary = judge_summary(judged)
+    summary = judge_summary(stored_judgement(r) for r in rows)
     return _rate(summary.overall.win_rate.value), {**_judge_dict(summary), "statuses": statuses}

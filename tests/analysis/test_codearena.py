@@ -13,15 +13,17 @@ import pytest
 from analysis.codearena import (
     JudgedQuestion,
     Verdict,
+    arena_hard_outcome,
+    arena_hard_rates,
+    arena_hard_score,
+    game_outcome,
     game_score,
     greedy_pass_at_1,
     load_multiple_results,
     mean_pass_at_k,
     multiple_completion_passes,
-    outcome_of,
     parse_verdict,
     pass_at_k,
-    question_score,
     score_evalplus,
     score_multiple,
     win_rates,
@@ -93,58 +95,119 @@ def test_game_score_rejects_bad_position():
         game_score(Verdict.TIE, model_position="C")  # type: ignore[arg-type]
 
 
+B, A = "B", "A"  # the model's position in game 1 and game 2
+
+
 @pytest.mark.parametrize(
-    ("game1", "game2", "score", "outcome"),
+    ("game1", "game2", "wins", "ties", "score"),
     [
         # game 1: baseline is A, model is B; game 2: model is A, baseline is B
-        (Verdict.B_BETTER, Verdict.A_BETTER, 2, "win"),  # model better both times
-        (Verdict.B_MUCH_BETTER, Verdict.B_BETTER, 1, "win"),  # strong win, then a loss
-        (Verdict.B_BETTER, Verdict.B_BETTER, 0, "tie"),  # position bias: B wins both
-        (Verdict.A_MUCH_BETTER, Verdict.A_MUCH_BETTER, 0, "tie"),  # A wins both
-        (None, None, 0, "tie"),  # no verdict counts as a tie
-        (None, Verdict.B_BETTER, -1, "loss"),
-        (Verdict.A_MUCH_BETTER, Verdict.B_MUCH_BETTER, -4, "loss"),
-        (Verdict.TIE, Verdict.A_BETTER, 1, "win"),
+        (Verdict.B_BETTER, Verdict.A_BETTER, 2, 0, 1.0),  # model better both times
+        (Verdict.B_MUCH_BETTER, Verdict.A_BETTER, 2, 0, 1.0),  # strong and weak alike
+        (Verdict.B_BETTER, Verdict.B_BETTER, 1, 0, 0.5),  # split decision: half a win
+        (Verdict.B_MUCH_BETTER, Verdict.B_BETTER, 1, 0, 0.5),  # strong does not outweigh weak
+        (Verdict.A_BETTER, Verdict.A_BETTER, 1, 0, 0.5),  # always "A": half a win
+        (Verdict.TIE, Verdict.TIE, 0, 2, 0.0),
+        (Verdict.TIE, Verdict.A_MUCH_BETTER, 1, 1, 0.5),
+        (None, None, 0, 0, 0.0),  # no verdict: neither won nor tied
+        (None, Verdict.A_BETTER, 1, 0, 0.5),
+        (Verdict.A_MUCH_BETTER, Verdict.B_MUCH_BETTER, 0, 0, 0.0),
     ],
 )
-def test_two_game_swapped_scoring(game1, game2, score, outcome):
-    assert question_score(game1, game2) == score
-    assert outcome_of(score) == outcome
+def test_a_question_scores_the_games_won_out_of_two(game1, game2, wins, ties, score):
     question = JudgedQuestion(game1=game1, game2=game2)
-    assert (question.score, question.outcome) == (score, outcome)
+    assert (question.wins, question.ties, question.score) == (wins, ties, score)
+    assert question.outcome == ("won_none", "won_one", "won_both")[wins]
+
+
+def test_game_outcomes_from_the_models_side():
+    assert game_outcome(Verdict.B_MUCH_BETTER, model_position=B) == "win"
+    assert game_outcome(Verdict.B_MUCH_BETTER, model_position=A) == "loss"
+    assert game_outcome(Verdict.TIE, model_position=A) == "tie"
+    assert game_outcome(None, model_position=B) == "no_verdict"
+
+
+@pytest.mark.parametrize(
+    ("game1", "game2", "summed", "outcome"),
+    [
+        (Verdict.B_BETTER, Verdict.A_BETTER, 2, "win"),
+        (Verdict.B_MUCH_BETTER, Verdict.B_BETTER, 1, "win"),  # strong outweighs weak here
+        (Verdict.B_BETTER, Verdict.B_BETTER, 0, "tie"),
+        (None, Verdict.B_BETTER, -1, "loss"),
+        (Verdict.A_MUCH_BETTER, Verdict.B_MUCH_BETTER, -4, "loss"),
+    ],
+)
+def test_the_arena_hard_summed_score_is_kept_apart(game1, game2, summed, outcome):
+    assert arena_hard_score(game1, game2) == summed
+    assert arena_hard_outcome(summed) == outcome
+    assert JudgedQuestion(game1, game2).arena_hard_score == summed
 
 
 def test_from_judgments_parses_both_games():
     q = JudgedQuestion.from_judgments("... [[B>>A]]", "... [[A>B]]", category="web")
-    assert (q.game1, q.game2, q.score, q.outcome, q.category) == (
+    assert (q.game1, q.game2, q.wins, q.score, q.category) == (
         Verdict.B_MUCH_BETTER,
         Verdict.A_BETTER,
-        3,
-        "win",
+        2,
+        1.0,
         "web",
     )
 
 
+def crafted_eleven() -> list[JudgedQuestion]:
+    """The issue's crafted run: 3 clean wins, 2 clean losses, 2 split decisions, one strong
+    win against a weak loss, 3 double ties."""
+    return (
+        [JudgedQuestion(Verdict.B_BETTER, Verdict.A_BETTER)] * 3
+        + [JudgedQuestion(Verdict.A_BETTER, Verdict.B_BETTER)] * 2
+        + [JudgedQuestion(Verdict.B_BETTER, Verdict.B_BETTER)] * 2
+        + [JudgedQuestion(Verdict.B_MUCH_BETTER, Verdict.B_BETTER)]
+        + [JudgedQuestion(Verdict.TIE, Verdict.TIE)] * 3
+    )
+
+
+def test_the_crafted_eleven_questions_give_the_seeds_40_9_percent():
+    overall = win_rates(crafted_eleven()).overall
+    # By hand: (3 x 1 + 2 x 0 + 2 x 0.5 + 0.5 + 3 x 0) / 11 = 4.5 / 11.
+    assert overall.win_rate == pytest.approx(4.5 / 11)
+    assert round(100 * overall.win_rate, 1) == 40.9
+    # Tied games: 3 questions x 2 of 22 games.
+    assert overall.tie_rate == pytest.approx(6 / 22)
+    # The summed rule gave 4 wins of 11 (36.4%): the three clean wins and the strong one.
+    summed = arena_hard_rates(crafted_eleven())
+    assert (summed.wins, summed.ties, summed.losses) == (4, 5, 2)
+    assert round(100 * summed.win_rate, 1) == 36.4
+
+
+def test_an_always_a_judge_gives_fifty_percent():
+    always_a = [JudgedQuestion(Verdict.A_BETTER, Verdict.A_BETTER)] * 7
+    overall = win_rates(always_a).overall
+    assert (overall.win_rate, overall.tie_rate) == (0.5, 0.0)
+    assert arena_hard_rates(always_a).win_rate == 0.0
+
+
 def test_win_rates_overall_and_per_category():
     questions = [
-        JudgedQuestion(Verdict.B_BETTER, Verdict.A_BETTER, category="web"),  # win
-        JudgedQuestion(Verdict.B_BETTER, Verdict.B_BETTER, category="web"),  # tie
-        JudgedQuestion(Verdict.A_BETTER, Verdict.B_BETTER, category="web"),  # loss
-        JudgedQuestion(Verdict.B_MUCH_BETTER, None, category="algo"),  # win
-        JudgedQuestion(None, None, category="algo"),  # tie
-        JudgedQuestion(Verdict.B_BETTER, Verdict.TIE),  # win, no category
+        JudgedQuestion(Verdict.B_BETTER, Verdict.A_BETTER, category="web"),  # 2 won
+        JudgedQuestion(Verdict.B_BETTER, Verdict.B_BETTER, category="web"),  # 1 won, 1 lost
+        JudgedQuestion(Verdict.A_BETTER, Verdict.B_BETTER, category="web"),  # 2 lost
+        JudgedQuestion(Verdict.B_MUCH_BETTER, None, category="algo"),  # 1 won, no verdict
+        JudgedQuestion(Verdict.TIE, Verdict.TIE, category="algo"),  # 2 tied
+        JudgedQuestion(Verdict.B_BETTER, Verdict.TIE),  # 1 won, 1 tied; no category
     ]
+    overall = win_rates(questions).overall
+    assert (overall.n, overall.games_won, overall.games_tied, overall.games_lost) == (6, 5, 3, 3)
+    assert overall.games_without_verdict == 1
+    assert overall.win_rate == pytest.approx((1 + 0.5 + 0 + 0.5 + 0 + 0.5) / 6)
+    assert overall.tie_rate == pytest.approx(3 / 12)
+    assert overall.loss_rate == pytest.approx(3 / 12)
     summary = win_rates(questions)
-    assert (summary.overall.n, summary.overall.wins, summary.overall.ties) == (6, 3, 2)
-    assert summary.overall.losses == 1
-    assert summary.overall.win_rate == pytest.approx(3 / 6)
-    assert summary.overall.tie_rate == pytest.approx(2 / 6)
-    assert summary.overall.loss_rate == pytest.approx(1 / 6)
     assert list(summary.per_category) == ["algo", "web"]
     web = summary.per_category["web"]
-    assert (web.n, web.wins, web.ties, web.losses) == (3, 1, 1, 1)
+    assert (web.n, web.games_won, web.games_tied, web.games_lost) == (3, 3, 0, 3)
+    assert web.win_rate == 0.5
     algo = summary.per_category["algo"]
-    assert (algo.win_rate, algo.tie_rate) == (0.5, 0.5)
+    assert (algo.win_rate, algo.tie_rate) == (0.25, 0.5)
 
 
 def test_win_rates_of_nothing():

@@ -89,6 +89,9 @@ def test_a_runs_page_shows_its_summary_and_the_items(admin_client, stub, eval_se
     html = page.content.decode()
     assert page.status_code == 200
     assert 'id="judge-summary"' in html and "The two orders disagree on 3 of 3 questions" in html
+    assert "CodeArena win rate" in html and "50.0%" in html  # always "A": half of each question
+    # The first three questions are in three categories: one question each, no interval.
+    assert html.count("(n=1, no interval)") == 3 and "[100.0, 100.0]" not in html
     assert 'http-equiv="refresh"' not in html  # done: no refresh
     items = admin_client.get(
         reverse("admin:evaluations_evaluationitem_changelist") + f"?run__id__exact={run.pk}"
@@ -96,6 +99,20 @@ def test_a_runs_page_shows_its_summary_and_the_items(admin_client, stub, eval_se
     assert items.status_code == 200 and "ex-003" in items.content.decode()
     listing = admin_client.get(reverse("admin:evaluations_evaluationrun_changelist")).content
     assert b'<progress max="3" value="3">' in listing
+    assert b"Sandbox (EVALUATION_SANDBOX_ISOLATION=bwrap): bubblewrap isolates" in listing
+
+
+def test_the_admin_says_when_runs_are_refused_for_want_of_isolation(admin_client, eval_settings):
+    eval_settings.EVALUATION_SANDBOX_BWRAP = "/nonexistent/bwrap"
+    for name in ("changelist", "add"):
+        page = admin_client.get(reverse(f"admin:evaluations_evaluationrun_{name}"))
+        html = page.content.decode()
+        assert 'id="sandbox-state" class="errornote"' in html, name
+        assert "HumanEval and infilling runs are refused" in html
+        assert "set EVALUATION_SANDBOX_ISOLATION=none" in html
+    eval_settings.EVALUATION_SANDBOX_ISOLATION = "none"
+    page = admin_client.get(reverse("admin:evaluations_evaluationrun_changelist"))
+    assert "turned off by the operator" in page.content.decode()
 
 
 def test_an_active_runs_page_refreshes_itself_and_can_be_cancelled(admin_client, stub):

@@ -112,8 +112,58 @@ def test_failed_calls_can_be_retried(db, stub, eval_settings, django_capture_on_
     with django_capture_on_commit_callbacks() as queued:
         assert services.retry_errors(first) == 3
     assert len(queued) == 1
+    finished_at = first.finished_at
     first.refresh_from_db()
     assert (first.status, first.done, first.errors) == (RunStatus.QUEUED, 0, 0)
     assert driver.drive(first.pk) == RunStatus.DONE
     first.refresh_from_db()
     assert (first.errors, first.score, first.done) == (0, 100.0, 3)
+    # The run finished when it first did: the retry is recorded apart, so an old run
+    # retried never passes for a newer one on the boards and the model's page.
+    assert first.finished_at == finished_at
+    assert first.rescored_at is not None and first.rescored_at > finished_at
+
+
+def test_a_cancelled_run_resumed_gets_its_finishing_time_when_it_finishes(db, stub, eval_settings):
+    model = add_model("coder", stub)
+    stub.behave("coder", answers=humaneval_answers({}))
+    first = services.create_run(suite=Suite.HUMANEVAL, model=model, limit=2, concurrency=1)
+    assert services.cancel_run(first)
+    first.refresh_from_db()
+    cancelled_at = first.finished_at
+    assert cancelled_at is not None
+    assert services.resume_run(first)
+    first.refresh_from_db()
+    assert first.finished_at is None  # it never finished: the cancellation time goes
+    assert driver.drive(first.pk) == RunStatus.DONE
+    first.refresh_from_db()
+    assert first.finished_at > cancelled_at and first.rescored_at is None
+
+
+def test_rescore_evaluations_recomputes_stored_judge_runs(db, stub, eval_settings):
+    from external.models import ExternalScore
+
+    model, judge = add_model("m", stub), add_model("j", stub, visibility="hidden")
+    stub.behave("m", answers={"": "GOOD"})
+    stub.behave("j", judge="always:A>B", answers={"": "base"})
+    run_ = services.create_run(
+        suite=Suite.CODEARENA, model=model, judge_model=judge, baseline_model=judge, limit=4
+    )
+    assert driver.drive(run_.pk) == RunStatus.DONE
+    calls = dict(stub.calls)
+    # Make it look as the summed rule stored it: every question a tie, 0%.
+    run_.items.update(outcome="tie", score=0.0)
+    EvaluationRun.objects.filter(pk=run_.pk).update(score=0.0, summary={"overall": {"ties": 4}})
+    ExternalScore.objects.filter(board__source__key="local-codearena").update(value=0.0)
+
+    out = run("rescore_evaluations")
+    assert f"#{run_.pk} m on codearena-example: 50.0%" in out and "Re-scored 1 run(s)." in out
+    run_.refresh_from_db()
+    assert run_.score == 50.0 and run_.summary["overall"]["win_rate"][0] == 50.0
+    assert run_.summary["arena_hard"]["ties"] == 4
+    assert set(run_.items.values_list("outcome", "score")) == {("won_one", 0.5)}
+    assert run_.rescored_at is not None
+    board = ExternalScore.objects.get(board__source__key="local-codearena", name="m")
+    assert board.value == 50.0
+    assert dict(stub.calls) == calls  # nothing asked of any model
+    assert "Re-scored 0 run(s)." in run("rescore_evaluations", "999999")

@@ -54,18 +54,20 @@ def test_games_are_swapped_and_scored_from_the_models_side():
     assert (item.game1.model_position, item.game2.model_position) == ("B", "A")
     assert item.game1.verdict is Verdict.B_MUCH_BETTER  # model shown second, preferred
     assert item.game2.verdict is Verdict.A_MUCH_BETTER  # model shown first, preferred
-    assert (item.game1.score, item.game2.score) == (2, 2)
-    assert item.judged.outcome == "win" and item.judged.score == 4
+    assert (item.game1.score, item.game2.score) == (2, 2)  # Arena-Hard's signed scores
+    assert (item.game1.result, item.game2.result) == ("win", "win")
+    assert item.judged.outcome == "won_both" and item.judged.score == 1.0
 
 
-def test_a_judge_always_preferring_position_a_gives_ties_and_full_disagreement():
+def test_a_judge_always_preferring_position_a_gives_half_and_full_disagreement():
     def biased(_messages):
         return "Hmm. [[A>B]]"
 
     items = [j.judge_question(biased, q, "model", "base") for q in QUESTIONS]
     summary = summarize(items, rounds=200)
-    assert summary.overall.ties == len(QUESTIONS)
-    assert summary.overall.win_rate.value == 0.0
+    # Each question: lost as B, won as A -- half a win by the seed's rule.
+    assert summary.overall.win_rate.value == 0.5 and summary.overall.tie_rate.value == 0.0
+    assert summary.arena_hard.ties == len(QUESTIONS)  # the summed rule called them ties
     assert summary.position_bias.disagreement_rate == 1.0
     assert summary.position_bias.first_position_share == 1.0
 
@@ -99,7 +101,7 @@ def test_invalid_labels_twice_leave_no_verdict_and_score_zero(reply):
         return reply
 
     game = j.judge_game(judge, "Q?", "a", "b", model_position="A")
-    assert game.verdict is None and game.score == 0
+    assert game.verdict is None and game.result == "no_verdict" and game.score == 0
     assert len(calls) == 2  # retried exactly once
 
 
@@ -136,7 +138,7 @@ def test_run_suite_generates_the_baseline_once_and_reports_failures():
     failed = [i for i in run.items if i.error]
     assert [i.question_id for i in failed] == ["q5"] and failed[0].error == "model: ConnectionError"
     summary = summarize(run.items, rounds=200)
-    assert (summary.overall.n, summary.overall.wins, summary.not_judged) == (5, 5, 1)
+    assert (summary.overall.n, summary.overall.counts.games_won, summary.not_judged) == (5, 10, 1)
     # Reusing the stored baseline answers asks the baseline model nothing.
     again = j.run_suite(
         QUESTIONS[:2], model, judge_preferring("GOOD"), baseline_answers=run.baseline_answers
@@ -150,12 +152,12 @@ def test_run_suite_needs_a_baseline():
 
 
 def _questions(outcomes: list[str], category: str | None = None) -> list[JudgedQuestion]:
-    # (game1, game2) verdicts producing each outcome for the model.
+    # (game1, game2) verdicts giving each question kind for the model.
     pairs = {
-        "win": (Verdict.B_BETTER, Verdict.A_BETTER),
-        "tie": (Verdict.TIE, Verdict.TIE),
-        "loss": (Verdict.A_BETTER, Verdict.B_BETTER),
-        "split": (Verdict.B_BETTER, Verdict.B_BETTER),  # order decided it: a tie
+        "win": (Verdict.B_BETTER, Verdict.A_BETTER),  # both games won: 1
+        "tie": (Verdict.TIE, Verdict.TIE),  # both tied: 0, two tied games
+        "loss": (Verdict.A_BETTER, Verdict.B_BETTER),  # both lost: 0
+        "split": (Verdict.B_BETTER, Verdict.B_BETTER),  # one won, one lost: 0.5
     }
     return [JudgedQuestion(*pairs[o], category=category) for o in outcomes]
 
@@ -163,33 +165,67 @@ def _questions(outcomes: list[str], category: str | None = None) -> list[JudgedQ
 def test_rates_per_category_and_position_bias_counts():
     items = _questions(["win", "win", "loss", "tie"], "x") + _questions(["split", "win"], "y")
     summary = summarize(items, rounds=500)
-    assert (summary.overall.wins, summary.overall.ties, summary.overall.losses) == (3, 2, 1)
+    counts = summary.overall.counts
+    assert (counts.games_won, counts.games_tied, counts.games_lost) == (7, 2, 3)
+    assert summary.overall.win_rate.value == pytest.approx(3.5 / 6)
     assert summary.per_category["x"].win_rate.value == 0.5
-    assert summary.per_category["y"].tie_rate.value == 0.5
+    assert summary.per_category["x"].tie_rate.value == 0.25
+    assert summary.per_category["y"].win_rate.value == 0.75
     bias = position_bias(items)
     assert (bias.pairs, bias.disagreements) == (6, 1)
     assert bias.decisive_games == 10 and bias.first_position_wins == 4
 
 
+def test_a_single_question_category_has_no_interval():
+    summary = summarize(_questions(["win", "loss"], "x") + _questions(["win"], "alone"))
+    alone = summary.per_category["alone"]
+    assert alone.n == 1 and alone.win_rate.value == 1.0
+    assert math.isnan(alone.win_rate.low) and math.isnan(alone.win_rate.high)
+    assert not math.isnan(summary.per_category["x"].win_rate.low)
+
+
+def test_bootstrap_equals_resampling_the_questions():
+    # An independent bootstrap: resample question indices, average the per-question scores.
+    kinds = ["win"] * 9 + ["split"] * 7 + ["tie"] * 5 + ["loss"] * 4
+    items = _questions(kinds)
+    scores = np.array([q.score for q in items])
+    ties = np.array([q.ties / 2 for q in items])
+    rng = np.random.default_rng(5)
+    picks = rng.integers(0, len(items), size=(20_000, len(items)))
+    expected_win = np.percentile(scores[picks].mean(axis=1), [2.5, 97.5])
+    expected_tie = np.percentile(ties[picks].mean(axis=1), [2.5, 97.5])
+    summary = summarize(items, rounds=20_000, seed=6)
+    win, tie = summary.overall.win_rate, summary.overall.tie_rate
+    assert win.value == pytest.approx(scores.mean()) and tie.value == pytest.approx(ties.mean())
+    assert (win.low, win.high) == pytest.approx(tuple(expected_win), abs=0.01)
+    assert (tie.low, tie.high) == pytest.approx(tuple(expected_tie), abs=0.01)
+
+
 def test_bootstrap_interval_matches_the_normal_approximation():
-    n, wins, ties = 400, 120, 80
-    items = _questions(["win"] * wins + ["tie"] * ties + ["loss"] * (n - wins - ties))
+    n, wins, splits, ties = 400, 120, 60, 80
+    items = _questions(
+        ["win"] * wins + ["split"] * splits + ["tie"] * ties + ["loss"] * (n - wins - splits - ties)
+    )
     summary = summarize(items, rounds=20_000, seed=3)
-    for rate, p in ((summary.overall.win_rate, wins / n), (summary.overall.tie_rate, ties / n)):
-        half = 1.96 * math.sqrt(p * (1 - p) / n)
-        assert rate.value == p
-        assert rate.low == pytest.approx(p - half, abs=0.006)
-        assert rate.high == pytest.approx(p + half, abs=0.006)
+    for rate, values in (
+        (summary.overall.win_rate, np.array([q.score for q in items])),
+        (summary.overall.tie_rate, np.array([q.ties / 2 for q in items])),
+    ):
+        half = 1.96 * values.std() / math.sqrt(n)
+        assert rate.value == pytest.approx(values.mean())
+        assert rate.low == pytest.approx(values.mean() - half, abs=0.006)
+        assert rate.high == pytest.approx(values.mean() + half, abs=0.006)
 
 
 def test_bootstrap_intervals_cover_the_true_rate():
     rng = np.random.default_rng(11)
-    truth = (0.35, 0.25, 0.40)
+    kinds, shares = ["win", "split", "tie", "loss"], (0.3, 0.2, 0.2, 0.3)
+    truth = 0.3 + 0.2 / 2
     covered, runs = 0, 300
     for run in range(runs):
-        outcomes = rng.choice(["win", "tie", "loss"], size=150, p=truth).tolist()
+        outcomes = rng.choice(kinds, size=150, p=shares).tolist()
         rate = summarize(_questions(outcomes), rounds=400, seed=run).overall.win_rate
-        covered += rate.low <= truth[0] <= rate.high
+        covered += rate.low <= truth <= rate.high
     # 95% intervals: 285 of 300 expected; 270 is more than 4 standard errors below.
     assert covered >= 270
 

@@ -54,7 +54,7 @@ def test_humaneval_scores_right_wrong_and_unusable_answers(db, stub, eval_settin
     # Usage as the stub reports it, one call per item.
     assert (run.calls, run.calls_with_usage) == (5, 5)
     assert run.prompt_tokens > 5 * 50 and run.completion_tokens > 5
-    assert run.sandbox["resolved"]["mode"] in ("namespaces", "user-namespaces", "none")
+    assert run.sandbox["resolved"] == {"mode": "bwrap", "limitations": []}
     assert run.provider_settings["remote_model"] == "coder"
     assert run.prompt_version == "humaneval-chat-v1"
 
@@ -261,6 +261,30 @@ def test_missing_key_fails_the_run_before_any_call(db, stub, eval_settings, monk
     run.refresh_from_db()
     assert "EVAL_TEST_KEY" in run.error and stub.calls.get("keyed", 0) == 0
     assert "EVAL_TEST_KEY" in str(run.provider_settings) and "sk-" not in str(run.provider_settings)
+
+
+@pytest.mark.parametrize("suite", [Suite.HUMANEVAL, Suite.INFILLING])
+def test_without_sandbox_isolation_a_run_refuses_to_start(db, stub, eval_settings, suite):
+    eval_settings.EVALUATION_SANDBOX_BWRAP = "/nonexistent/bwrap"
+    model = add_model("coder", stub)
+    stub.behave("coder", answers=humaneval_answers({}))
+    run = services.create_run(suite=suite, model=model, limit=2, concurrency=1)
+    assert driver.drive(run.pk) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert "no sandbox isolation" in run.error
+    assert "EVALUATION_SANDBOX_ISOLATION=none" in run.error  # the explicit opt-out, named
+    assert stub.calls.get("coder", 0) == 0 and run.done == 0
+
+
+def test_the_operators_opt_out_runs_unconfined_and_says_so(db, stub, eval_settings):
+    eval_settings.EVALUATION_SANDBOX_BWRAP = "/nonexistent/bwrap"
+    eval_settings.EVALUATION_SANDBOX_ISOLATION = "none"
+    model = add_model("coder", stub)
+    stub.behave("coder", answers=humaneval_answers({0: None, 1: None}))
+    run = run_inline(suite=Suite.HUMANEVAL, model=model, limit=2)
+    assert run.score == 100.0
+    assert run.sandbox["resolved"]["mode"] == "none"
+    assert any("network not isolated" in x for x in run.sandbox["resolved"]["limitations"])
 
 
 def test_create_run_refuses_what_a_suite_cannot_do(db, stub):

@@ -1,9 +1,10 @@
 """The sandbox stops runaway and hostile programs, records them as failures, and survives them.
 
-Pure (``pytest -p no:django tests/evaluations/test_sandbox.py``). Each hostile program runs
-under the strongest isolation this machine allows (``auto``) and, where the limit does not
-depend on namespaces, under the ``none`` fallback too. Durations are never asserted: the
-limits are what is checked, through the status the sandbox reports.
+Pure (``pytest -p no:django tests/evaluations/test_sandbox.py``). Every hostile attempt runs
+under bubblewrap, the isolation the product runs by default, and must fail there: these
+tests need ``bwrap`` (``.ci/run`` installs Debian's package) and fail, not skip, without it.
+The limits that do not depend on namespaces are also checked under the ``none`` opt-out.
+Durations are never asserted: the limits are what is checked, through the reported status.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+import evaluations
 from evaluations.sandbox import (
+    SETTING,
+    IsolationUnavailable,
     Limits,
     SandboxConfig,
     Status,
@@ -26,10 +31,11 @@ from evaluations.sandbox import (
     run_python,
 )
 
-AUTO = SandboxConfig()
+BWRAP = SandboxConfig()
 NONE = SandboxConfig(isolation="none")
-BOTH = pytest.mark.parametrize("config", [AUTO, NONE], ids=["auto", "none"])
+BOTH = pytest.mark.parametrize("config", [BWRAP, NONE], ids=["bwrap", "none"])
 QUICK = Limits(cpu_seconds=1, wall_seconds=30)
+PROJECT = Path(evaluations.__file__).resolve().parent.parent
 
 CORRECT = """
 def add(a, b):
@@ -70,13 +76,37 @@ def _wait_until(predicate, deadline_s: float = 30.0) -> bool:
     return predicate()
 
 
-def test_isolation_report_is_consistent():
-    report = isolation_report(AUTO)
-    assert report.mode in ("namespaces", "user-namespaces", "none")
-    assert (report.mode == "none") == bool(report.limitations)
-    result = run_python("print(1)", config=AUTO)
-    assert result.isolation == report.mode
-    assert result.limitations == report.limitations
+def _attempts(*statements: str) -> str:
+    """A program trying each statement and printing ``escaped: <statement>`` for any that
+    worked (an attempt that fails is the expected outcome)."""
+    lines = ["import os, socket"]
+    for statement in statements:
+        lines += ["try:", f"    {statement}", f"    print('escaped:', {statement!r})"]
+        lines += ["except Exception as exc:", "    print('refused:', type(exc).__name__)"]
+    return "\n".join(lines) + "\n"
+
+
+def test_bubblewrap_isolates_on_this_machine():
+    report = isolation_report(BWRAP)
+    assert report.available, report.why  # CI installs bubblewrap: this must not be skipped
+    assert (report.mode, report.limitations) == ("bwrap", ())
+    result = run_python("print(1)")
+    assert result.isolation == "bwrap" and result.limitations == ()
+
+
+def test_without_isolation_runs_are_refused_naming_the_opt_out():
+    missing = SandboxConfig(bwrap="/nonexistent/bwrap")
+    assert not isolation_report(missing).available
+    with pytest.raises(IsolationUnavailable, match=f"{SETTING}=none") as refused:
+        run_python(CORRECT, config=missing)
+    assert "bubblewrap" in str(refused.value)
+
+
+def test_the_opt_out_says_on_every_result_that_nothing_is_isolated():
+    result = run_python("print(1)", config=NONE)
+    assert result.passed and result.isolation == "none"
+    assert any("network not isolated" in item for item in result.limitations)
+    assert any(f"{SETTING}=none" in item for item in result.limitations)
 
 
 @BOTH
@@ -108,10 +138,13 @@ def test_a_lone_surrogate_in_the_source_is_run_not_raised():
 
 
 @BOTH
-def test_calling_exit_is_not_a_pass(config):
-    result = run_python("import sys\nsys.exit(0)\nassert False", config=config)
-    assert result.status is Status.FAILED
-    assert "exit(0)" in result.stderr
+@pytest.mark.parametrize("call", ["exit(0)", "quit(0)", "import sys; sys.exit(0)"])
+def test_calling_exit_is_a_failure_saying_so(config, call):
+    # exit() and quit() exist although the interpreter runs without site (-S).
+    result = run_python(f"{call}\nassert False", config=config)
+    assert result.status is Status.FAILED, result
+    assert result.detail == "the program called exit()"
+    assert "called exit(0)" in result.stderr and "NameError" not in result.stderr
 
 
 @BOTH
@@ -134,7 +167,7 @@ def test_fork_bomb_is_contained(config):
     uid = None
     if os.geteuid() == 0:
         # A uid of its own, so that what is left of the bomb afterwards can be counted.
-        uid = 61_017 if config is AUTO else 61_018
+        uid = 61_017 if config is BWRAP else 61_018
         config = SandboxConfig(isolation=config.isolation, uid=uid)
     limits = Limits(cpu_seconds=2, wall_seconds=3, max_processes=16)
     result = run_python(FORK_BOMB, limits=limits, config=config)
@@ -144,6 +177,56 @@ def test_fork_bomb_is_contained(config):
     assert run_python(CORRECT, config=config).passed
     if uid is not None:
         assert _wait_until(lambda: not _processes_of(uid)), _processes_of(uid)
+
+
+BOMB_AT_ITS_LIMIT = """
+import os, time
+while True:
+    try:
+        if os.fork() == 0:
+            time.sleep(3600)
+            os._exit(0)
+    except OSError:
+        print("limit reached at", time.time(), flush=True)
+        time.sleep(3600)
+"""
+
+FORKING_CORRECT = """
+import os
+children = []
+for _ in range(8):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+print("forked 8")
+"""
+
+
+def test_a_fork_bomb_in_one_lane_does_not_fail_a_correct_program_in_another():
+    # Both lanes run as the same uid: only the per-run user namespace separates their
+    # process counts. The bomb holds every process its limit allows until its wall clock.
+    limits = Limits(cpu_seconds=20, wall_seconds=8)  # the same process limit as the other lane
+    bomb: dict[str, object] = {}
+    lane = threading.Thread(
+        target=lambda: bomb.update(result=run_python(BOMB_AT_ITS_LIMIT, limits=limits))
+    )
+    lane.start()
+    runs = []
+    while lane.is_alive():
+        started = time.time()
+        runs.append((started, run_python(FORKING_CORRECT), time.time()))
+    lane.join()
+    result = bomb["result"]
+    assert result.status is Status.TIMEOUT, result
+    assert "limit reached at" in result.stdout, result
+    at_limit = float(result.stdout.split("limit reached at")[1].split()[0])
+    for _, other, _ in runs:
+        assert other.passed and other.stdout.strip() == "forked 8", other
+    # Some of those runs forked while the bomb held all it could.
+    assert any(start > at_limit for start, _, _ in runs)
 
 
 @BOTH
@@ -162,6 +245,12 @@ def test_huge_file_write_hits_the_file_size_limit(config):
     assert result.status is Status.FILE_SIZE
 
 
+def test_filling_the_work_directory_stops_at_its_size():
+    program = "open('a.bin', 'wb').write(b'x' * (3 << 20))\n"
+    result = run_python(program, limits=Limits(disk_bytes=1 << 20))
+    assert result.status is Status.FAILED and "No space left" in result.stderr
+
+
 @BOTH
 def test_flooding_stdout_is_cut_at_the_file_size_limit(config):
     limits = Limits(file_size_bytes=1 << 20, output_tail_bytes=100)
@@ -176,39 +265,86 @@ def test_writing_inside_the_work_directory_works(config):
     assert run_python(program, config=config).passed
 
 
-@BOTH
-def test_writing_outside_the_work_directory_fails(config, tmp_path):
-    targets = [str(tmp_path / "escaped.txt"), "/usr/escaped.txt", "/escaped.txt"]
-    if isolation_report(config).mode == "none" and os.geteuid() != 0:
-        # No mount namespace and no uid to drop to: the caller's own files are writable.
-        assert any("host files visible" in item for item in isolation_report(config).limitations)
-        targets = targets[1:]
-    for path in targets:
-        result = run_python(f"open({path!r}, 'w').write('gotcha')\n", config=config)
-        assert result.status is Status.FAILED, (path, result)
-        assert "Error" in result.stderr
-        assert not os.path.exists(path)
+# ------------------------------------------------------------ hostile attempts (bubblewrap)
 
 
-def test_network_is_unreachable_or_the_limitation_is_recorded():
+def test_a_program_cannot_connect_to_a_loopback_listener_redis_or_postgresql():
     with socket.create_server(("127.0.0.1", 0)) as server:
         server.setblocking(False)
         port = server.getsockname()[1]
-        program = f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
-        result = run_python(program, config=AUTO)
-        if isolation_report(AUTO).mode == "none":
-            assert any("network not isolated" in item for item in result.limitations)
-            return
-        assert result.status is Status.FAILED
-        assert "unreachable" in result.stderr.lower()
+        result = run_python(
+            _attempts(
+                f"socket.create_connection(('127.0.0.1', {port}), timeout=5)",
+                "socket.create_connection(('127.0.0.1', 6379), timeout=5)",
+                "socket.create_connection(('127.0.0.1', 5432), timeout=5)",
+                "socket.create_connection(('localhost', 5432), timeout=5)",
+                "socket.socket(socket.AF_UNIX).connect('/var/run/postgresql/.s.PGSQL.5432')",
+                "socket.socket(socket.AF_UNIX).connect('/run/postgresql/.s.PGSQL.5432')",
+            )
+        )
         # A connection that had been made would be waiting in the listen backlog now.
         with pytest.raises(BlockingIOError):
             server.accept()
+    assert result.passed, result
+    assert "escaped" not in result.stdout and result.stdout.count("refused:") == 6, result.stdout
+
+
+def test_a_program_cannot_read_the_projects_files_or_the_hosts():
+    targets = [
+        PROJECT / "evaluations" / "sandbox.py",
+        Path(__file__).resolve(),
+        PROJECT / "arena_site" / "settings.py",
+        Path("/etc/passwd"),
+        Path(sys.executable),
+    ]
+    readable_here = [path for path in targets if path.exists()]
+    assert len(readable_here) == len(targets)  # the test would prove nothing otherwise
+    result = run_python(
+        _attempts(
+            *(f"open({str(path)!r}, 'rb').read()" for path in targets),
+            f"os.listdir({str(PROJECT)!r})",
+            "os.listdir('/etc')",
+            "__import__('evaluations')",
+            "__import__('django')",
+        )
+    )
+    assert result.passed, result
+    assert "escaped" not in result.stdout, result.stdout
+
+
+def test_a_program_cannot_write_outside_its_directory(tmp_path):
+    marker = f"arena-escape-{os.getpid()}"
+    targets = [
+        tmp_path / marker,
+        Path("/tmp") / marker,
+        Path("/var/tmp") / marker,
+        Path("/dev/shm") / marker,
+        Path("/dev") / marker,
+        Path("/usr") / marker,
+        Path("/") / marker,
+        PROJECT / marker,
+    ]
+    result = run_python(_attempts(*(f"open({str(path)!r}, 'w').write('x')" for path in targets)))
+    assert result.passed, result
+    assert "escaped" not in result.stdout, result.stdout
+    assert not [path for path in targets if path.exists()]
+
+
+def test_a_program_cannot_see_or_signal_the_hosts_processes():
+    result = run_python(
+        _attempts(
+            "os.listdir('/proc')",
+            f"os.kill({os.getpid()}, 0)",
+            "open('/proc/1/cmdline').read()",
+        )
+    )
+    assert result.passed, result
+    assert "escaped" not in result.stdout, result.stdout
 
 
 def test_environment_is_scrubbed(monkeypatch):
     monkeypatch.setenv("ARENA_TEST_SECRET", "do-not-leak")
-    result = run_python("import os\nprint(sorted(os.environ))\n", config=AUTO)
+    result = run_python("import os\nprint(sorted(os.environ))\n")
     assert result.passed
     assert "ARENA_TEST_SECRET" not in result.stdout
     assert "do-not-leak" not in result.stdout
@@ -216,12 +352,6 @@ def test_environment_is_scrubbed(monkeypatch):
 
 def test_work_directories_are_removed():
     before = set(Path(tempfile.gettempdir()).glob("arena-sandbox-*"))
-    for config in (AUTO, NONE):
+    for config in (BWRAP, NONE):
         assert run_python("open('x', 'w').write('1')\n", config=config).passed
     assert set(Path(tempfile.gettempdir()).glob("arena-sandbox-*")) <= before
-
-
-def test_an_interpreter_that_cannot_start_is_an_error_not_an_exception():
-    result = run_python("print(1)", config=SandboxConfig(isolation="none", python="/nonexistent"))
-    assert result.status is Status.ERROR
-    assert not result.passed

@@ -128,7 +128,7 @@ def test_judge_consistent_biased_and_unreliable_judges(stub):
         QUESTIONS, model, chat(stub, "stub-biased"), baseline_answers=fair.baseline_answers
     )
     summary = summarize(biased.items, rounds=500)
-    assert summary.overall.tie_rate.value == 1.0
+    assert (summary.overall.win_rate.value, summary.overall.tie_rate.value) == (0.5, 0.0)
     assert summary.position_bias.disagreement_rate == 1.0
 
 
@@ -138,7 +138,7 @@ def test_judge_malformed_then_valid_label_is_retried(stub):
     item = j.judge_question(chat(stub, "stub-judge"), question, "GOOD code", "other code")
     assert item.game1.attempts == 2 and item.game1.verdict is not None
     assert item.game2.attempts == 1
-    assert item.judged.outcome == "win"
+    assert item.judged.outcome == "won_both"
 
 
 @pytest.mark.parametrize("rule", ["none", "conflict", "malformed"])
@@ -147,7 +147,7 @@ def test_judge_without_a_valid_label_scores_zero(stub, rule):
     item = j.judge_question(chat(stub, "stub-judge"), QUESTIONS[1], "a", "b")
     assert item.game1.verdict is None and item.game2.verdict is None
     assert (item.game1.attempts, item.game2.attempts) == (2, 2)
-    assert item.judged.outcome == "tie"
+    assert item.judged.outcome == "won_none" and item.judged.ties == 0
     assert summarize([item], rounds=100).no_verdict_games == 2
 
 
@@ -155,4 +155,4 @@ def test_judge_timeout_then_answer(stub):
     stub.behave("stub-judge", replies=[None], judge="prefer:GOOD")
     item = j.judge_question(chat(stub, "stub-judge", timeout=0.3), QUESTIONS[2], "GOOD", "meh")
     assert item.game1.error.startswith("timeout") and item.game1.attempts == 2
-    assert item.judged.outcome == "win"
+    assert item.judged.outcome == "won_both"

@@ -245,9 +245,10 @@ def test_codearena_judgments_scored_with_swapped_games(tmp_path, aliases):
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     run("import_external_scores", "codearena", str(path))
     row = score("codearena", "win_rate", "m")
-    # q1: +1 +1 = win; q2: -2 -1 = loss; q3: +2 -1 = win; q4: tie. 2 wins of 4.
-    assert row.value == 0.5
-    assert row.extra["tie_rate"] == 0.25 and row.extra["n"] == 4
+    # Games won of two: q1 both (1), q2 none (0), q3 the strong one only (0.5; the summed
+    # rule called it a win), q4 none (no verdicts: 0, not a tie). (1 + 0 + 0.5 + 0) / 4.
+    assert row.value == 0.375
+    assert row.extra["tie_rate"] == 0.0 and row.extra["n"] == 4
     assert row.extra["per_category"]["c1"] == {"win_rate": 0.5, "tie_rate": 0.0, "n": 2}
 
 
