@@ -173,8 +173,10 @@ def _scale_label(
 ) -> str:
     v = f"{value:g}"
     if applied and anchor is not None:
-        per_round = " in every bootstrap round" if mode == "per_round" else ""
-        return f"{anchor} held at {v}{per_round}"
+        if mode == "per_round":
+            return f"{anchor} held at {v} in every bootstrap round"
+        # the shift moves the mean-normalised board: its intervals keep measuring that
+        return f"{anchor} held at {v} (intervals: distance from the shown models' average)"
     n = int(reference.sum())
     if n == 0:
         return f"no rated models (scale value {v})"

@@ -74,7 +74,10 @@ def test_only_the_shown_models_hold_the_mean(board):
 
 def test_labels_say_what_holds_the_scale(board):
     anchored = compute_leaderboard(board, method="sandwich", anchor="model-002")
-    assert anchored.scale_label == "model-002 held at 1000" and anchored.anchor_applied
+    assert anchored.scale_label == (
+        "model-002 held at 1000 (intervals: distance from the shown models' average)"
+    )
+    assert anchored.anchor_applied
     pinned = fit_bt(board, anchor="model-002", anchor_mode="per_round")
     assert pinned.scale_label == "model-002 held at 1000 in every bootstrap round"
     # a slice where the anchor is not rated falls back to the mean and says so
@@ -160,3 +163,28 @@ def test_twelve_straight_wins_give_no_upper_bound_and_no_rank(board, method):
     assert lb.ci_lower[i] < lb.rating[i] - 150
     surely_below = lb.ci_upper[:k] < lb.ci_lower[i]
     assert np.array_equal(lb.rank[:k], rank_ub(lb.ci_lower[:k], lb.ci_upper[:k]) + surely_below)
+
+
+@pytest.mark.slow
+def test_shifted_anchor_intervals_measure_distance_from_the_average():
+    # What the methodology page says of the "shift" anchor: the intervals cover each model's
+    # distance from the shown models' average (moved by the board's constant), not its
+    # distance from the anchor.
+    hits_mean = hits_anchor = total = 0
+    anchor = 2
+    for seed in range(150):
+        g = simulate_battles(COPILOT, 3000, seed=seed).grouped()
+        lb = compute_leaderboard(g, method="sandwich", anchor=g.models[anchor], clustered=False)
+        # the board's constant: its average sits where the anchor put it
+        mean_truth = COPILOT - COPILOT.mean() + lb.rating.mean()
+        anchor_truth = 1000.0 + COPILOT - COPILOT[anchor]
+        others = np.arange(len(COPILOT)) != anchor
+        hits_mean += int(
+            np.sum(((lb.ci_lower <= mean_truth) & (mean_truth <= lb.ci_upper))[others])
+        )
+        hits_anchor += int(
+            np.sum(((lb.ci_lower <= anchor_truth) & (anchor_truth <= lb.ci_upper))[others])
+        )
+        total += int(others.sum())
+    assert 0.93 <= hits_mean / total <= 0.97, hits_mean / total
+    assert hits_anchor / total < 0.88, hits_anchor / total

@@ -90,9 +90,7 @@ def test_many_users_are_resampled_in_groups(simulated, settings):
     plain = recompute(trigger="test")
     settings.ARENA_MAX_USER_CLUSTERS = 8
     grouped = recompute(trigger="test")
-    assert grouped.intervals == (
-        f"clustered by {users:,} users (resampled in 8 fixed groups)"
-    )
+    assert grouped.intervals == (f"clustered by {users:,} users (resampled in 8 fixed groups)")
     a, b = _rows(plain, "overall"), _rows(grouped, "overall")
     assert a.keys() == b.keys()
     for key in a:

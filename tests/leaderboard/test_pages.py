@@ -63,6 +63,17 @@ def test_display_names_are_escaped(client, simulated):
 def test_methodology_page(client, db):
     r = client.get("/methodology/")
     assert r.status_code == 200 and b"upper-bound rank" in r.content
+    text = r.content.decode()
+    # claims the code does not bear out (issue 24) stay off the page
+    for false in (
+        "Models whose intervals overlap share a rank",
+        "what the board would show if both",
+        "sums each user's contributions",
+        "its interval stays, describing its own uncertainty",
+    ):
+        assert false not in text
+    for true in ("leave-one-user-out", 'id="userless"', 'id="robustness"', 'id="correlations"'):
+        assert true in text
 
 
 def test_pages_are_cached_until_the_next_snapshot(client, simulated):

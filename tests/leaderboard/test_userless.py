@@ -77,7 +77,9 @@ def test_a_user_less_release_gets_intervals_like_independent_votes(models_by_str
 
     # the intervals cover the simulated truth (on the board's scale: the mean at 1000)
     truth = TRUTH - TRUTH.mean() + 1000.0
-    covered = sum(rows[k]["ci_lower"] <= t <= rows[k]["ci_upper"] for k, t in zip(keys, truth, strict=True))
+    covered = sum(
+        rows[k]["ci_lower"] <= t <= rows[k]["ci_upper"] for k, t in zip(keys, truth, strict=True)
+    )
     assert covered >= 8, covered
 
 
