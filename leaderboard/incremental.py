@@ -24,9 +24,9 @@ that the intervals read users in fixed groups (`UserGroupCellTotal`), the per-us
 are emptied and reads of per-user cells sum the per-day rows. What a refresh does is then
 bounded by the votes it counts, not by the millions of per-user rows of a large arena.
 
-`refresh(full=True)` recounts everything (rebuild.py); `reconcile()` (nightly) compares the
-maintained totals with a full count of the battles in one snapshot (rebuild.py), logs a
-mismatch as an error and lets the full count win. The tables' layout and their SQL counts
+`refresh(full=True)` recounts everything in SQL (rebuild.py); `reconcile()` (nightly)
+compares the maintained totals with a full count of the battles in one snapshot (rebuild.py),
+logs a mismatch as an error and lets the full count win. The tables' layout and their SQL counts
 are in count_tables.py.
 """
 
@@ -43,8 +43,15 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from . import group_cache, rebuild
-from .count_tables import CELLS, USERS, Rollup, Table, fill_user_cells, keeps_user_cells
-from .full_count import GROUPS
+from .count_tables import (
+    CELLS,
+    GROUPS,
+    USERS,
+    Rollup,
+    Table,
+    fill_user_cells,
+    keeps_user_cells,
+)
 from .models import AggregationState, BattleMark, CellTotal, UserGroupCellTotal, UserTotal
 
 log = logging.getLogger(__name__)
@@ -189,7 +196,6 @@ def _work_mem(cursor) -> None:
 
 def refresh(*, full: bool = False) -> Refresh:
     """Bring the count tables up to date (all of them when `full` or never built)."""
-    alone = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
         _work_mem(cursor)
         state = _state()
@@ -198,7 +204,7 @@ def refresh(*, full: bool = False) -> Refresh:
         before = state.group_version
         changed: list[tuple] = []
         if full:
-            state.user_cells_current = rebuild.rebuild(cursor, alone=alone)
+            state.user_cells_current = rebuild.rebuild(cursor)
             days: tuple[date, ...] = ()
             state.rebuilt_at = timezone.now()
         else:

@@ -252,7 +252,7 @@ class DayUserCell(models.Model):
     """Non-excluded battles of one UTC day per (user, A, B, outcome), for clustered intervals."""
 
     day = models.DateField(db_index=True)
-    # A 64-bit hash of user_hash (full_count.USER_KEY): an integer groups and sorts many
+    # A 64-bit hash of user_hash (count_tables.USER_KEY): an integer groups and sorts many
     # times faster than the 64-character pseudonym; a collision between two of a million
     # users (odds ~3e-8) would only merge two clusters of the clustered intervals.
     user_key = models.BigIntegerField()
