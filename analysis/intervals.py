@@ -52,11 +52,12 @@ from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.sparse import csr_matrix
 from scipy.special import expit, ndtri
 
-from analysis.bradley_terry import SCALE, BTFit, normalise
+from analysis.bradley_terry import BTFit, normalise
 from analysis.bt_problem import BTProblem
 from analysis.clustered import cluster_covariance
 from analysis.core_check import CoreCheck
 from analysis.resample import MultinomialSampler
+from analysis.scale import SCALE
 from analysis.unbounded import apply_unbounded_bounds
 
 __all__ = ["IntervalResult", "bootstrap", "sandwich"]

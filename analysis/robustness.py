@@ -32,8 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from analysis.bradley_terry import SCALE, BTFit
+from analysis.bradley_terry import BTFit
 from analysis.comparison_graph import STATUS_OK
+from analysis.scale import SCALE
 
 __all__ = ["RankFlip", "rank_robustness"]
 
@@ -117,7 +118,7 @@ def rank_robustness(
     for i, j in pairs:
         li, lj = (int(np.searchsorted(prob.fitted, m)) for m in (i, j))
         v = hinv[:, li] - hinv[:, lj]
-        delta = -(design @ v) * resid * (400.0 / np.log(10.0))  # gap change per removed vote
+        delta = -(design @ v) * resid * SCALE  # gap change per removed vote
         gap = float(fit.rating[i] - fit.rating[j])
         order = np.argsort(delta, kind="stable")
         order = order[(delta[order] < 0) & (available[order] > 0)]
