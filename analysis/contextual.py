@@ -344,7 +344,7 @@ def fit_contextual(
     if anchor_local is not None:
         omega = np.eye(k)[anchor_local]
     t_map = np.eye(k) - omega[None, :]
-    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf costs 0.1 ms)
+    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf checks more, slower)
     n_all = cc.n_models
     rating, sd, theta = (np.full(n_all, np.nan) for _ in range(3))
     lower, upper = np.full(n_all, np.nan), np.full(n_all, np.nan)

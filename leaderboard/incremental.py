@@ -99,7 +99,7 @@ def _count_days(cursor, table: Table, days: list[date]) -> list[tuple]:
     fresh count minus the stored one (where they differ) to another, and each total gets
     that difference summed by its keys. A day that gained 10,000 votes touches the totals'
     keys of those votes, not every key of the day twice (taking it off, then adding it
-    back), which on a 7.7M-row per-user table was most of a refresh. Returns the rows
+    back), which on a large arena's per-user table was most of a refresh. Returns the rows
     the cached rollup (group_cache) now has where it changed (count 0: deleted)."""
     if not days:
         return []
@@ -299,9 +299,9 @@ def read_user_cells(*, groups: int | None = None) -> list[tuple]:
 
 def read_user_cell_arrays(*, groups: int | None = None) -> tuple[np.ndarray, ...]:
     """`read_user_cells` as five int64 arrays (user or group, A, B, outcome, count). One 2-D
-    array from the rows, then its columns: at a million rows 0.3 s, where transposing the
-    tuples first (zip) took 1.4 s (a binary COPY parsed with numpy was slower still). The
-    fixed groups come from this process's copy (group_cache) when it is current."""
+    array from the rows, then its columns: several times faster than transposing the tuples
+    first (zip). The fixed groups come from this process's copy (group_cache) when it is
+    current."""
     version = _group_version() if groups == GROUPS else ""  # read before the rows
     cached = group_cache.read(version)
     if cached is not None:
