@@ -47,10 +47,9 @@ import numpy as np
 from analysis.bt_problem import BTProblem
 from analysis.comparison_graph import GraphStructure, analyse_graph
 from analysis.grouping import GroupedCounts
+from analysis.scale import CENTRE, SCALE
 
-__all__ = ["SCALE", "BTFit", "fit_bt", "normalise", "resolve_anchor", "resolve_reference"]
-
-SCALE = 400.0 / np.log(10.0)  # rating points per unit of natural log-odds
+__all__ = ["BTFit", "fit_bt", "normalise", "resolve_anchor", "resolve_reference"]
 
 
 @dataclass(frozen=True)
@@ -191,7 +190,7 @@ def fit_bt(
     *,
     position_bias: bool = False,
     anchor: str | None = None,
-    anchor_value: float = 1000.0,
+    anchor_value: float = CENTRE,
     anchor_mode: Literal["shift", "per_round"] = "shift",
     shown: Sequence[str] | np.ndarray | None = None,
     gtol: float = 1e-8,

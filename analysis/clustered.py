@@ -11,8 +11,8 @@ information, and
 
     Cov = (G - 1) / G * sum_u (d_u - mean d)(d_u - mean d)^T.
 
-Measured on simulated arenas (``tests/analysis/test_clustered.py``, ``docs/ratings.md``): CR1
-covered 91.5-92%, CR3 93-94%, where the iid sandwich covered 80%.
+Coverage of both forms and of the iid sandwich on simulated arenas is in ``docs/ratings.md``
+(tests in ``tests/analysis/test_clustered.py``).
 
 Cost: H_u for the heaviest ``exact_users`` users (default 512) costs one small solve each,
 batched; the rest use H^-1 (their share of the information is then below that of the 512th

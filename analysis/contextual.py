@@ -34,11 +34,12 @@ import numpy as np
 from scipy.sparse import csr_matrix, hstack
 from scipy.special import expit, log_expit, ndtri
 
-from analysis.bradley_terry import SCALE, resolve_anchor, resolve_reference
+from analysis.bradley_terry import resolve_anchor, resolve_reference
 from analysis.comparison_graph import STATUS_OK, analyse_graph
 from analysis.contextual_data import ContextCounts
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
 from analysis.ranks import rank_ub
+from analysis.scale import CENTRE, SCALE
 
 __all__ = ["ContextualFit", "fit_contextual"]
 
@@ -316,7 +317,7 @@ def fit_contextual(
     *,
     ridge: float = 1.0,
     anchor: str | None = None,
-    anchor_value: float = 1000.0,
+    anchor_value: float = CENTRE,
     shown: Sequence[str] | np.ndarray | None = None,
     clustered: bool | None = None,
     level: float = 0.95,
@@ -343,7 +344,7 @@ def fit_contextual(
     if anchor_local is not None:
         omega = np.eye(k)[anchor_local]
     t_map = np.eye(k) - omega[None, :]
-    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf costs 0.1 ms)
+    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf checks more, slower)
     n_all = cc.n_models
     rating, sd, theta = (np.full(n_all, np.nan) for _ in range(3))
     lower, upper = np.full(n_all, np.nan), np.full(n_all, np.nan)

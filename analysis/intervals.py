@@ -32,7 +32,7 @@ resampling is the user. The clustered sandwich is the leave-one-user-out (CR3) f
 replacement (one multinomial draw of n over the users) and each round's category weights are
 the drawn users' summed weights -- one (categories x users) product per batch of rounds, so
 the cost is that of the iid bootstrap plus O(nonzero user-category cells); the product is
-dense when the users nearly fill the matrix (users in groups), which BLAS does ~10x faster.
+dense when the users nearly fill the matrix (users in groups), which BLAS does much faster.
 
 Weighted counts (``weights``): the bootstrap redraws battles and gives each the mean weight of
 its category (exact when weights are constant per category, as for pair-level propensities);
@@ -52,11 +52,12 @@ from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.sparse import csr_matrix
 from scipy.special import expit, ndtri
 
-from analysis.bradley_terry import SCALE, BTFit, normalise
+from analysis.bradley_terry import BTFit, normalise
 from analysis.bt_problem import BTProblem
 from analysis.clustered import cluster_covariance
 from analysis.core_check import CoreCheck
 from analysis.resample import MultinomialSampler
+from analysis.scale import SCALE
 from analysis.unbounded import apply_unbounded_bounds
 
 __all__ = ["IntervalResult", "bootstrap", "sandwich"]
@@ -90,7 +91,7 @@ class IntervalResult:
 def sandwich(fit: BTFit, *, level: float = 0.95, clustered: bool = False) -> IntervalResult:
     """Closed-form (robust, "sandwich") intervals around ``fit.rating``; by user if
     ``clustered`` (the counts need a user column)."""
-    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf costs 0.1 ms)
+    z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf checks more, slower)
     prob = fit.problem
     k_all = len(fit.models)
     lower = np.full(k_all, np.nan)
@@ -265,9 +266,9 @@ def _user_source(prob: BTProblem) -> tuple[Source, int]:
     m, n_users = prob.n_categories, int(prob.row_user.max()) + 1 if len(prob.row_user) else 0
     xt: np.ndarray | csr_matrix
     if m * n_users <= _DENSE_MAX and _DENSE_FILL * len(prob.row_user) >= m * n_users:
-        # Users in groups (4,096 of them over ~165 categories) fill most of the (categories x
-        # users) matrix: a dense product runs ~10x faster than the sparse one, whose cost grew
-        # with the filled entries as the arena grew. Integer counts: the same sums.
+        # Users in groups fill most of the (categories x users) matrix: a dense product runs
+        # much faster than the sparse one, whose cost grew with the filled entries as the
+        # arena grew. Integer counts: the same sums.
         cell = prob.row_user * m
         cell += prob.row_category
         keep = prob.row_category >= 0

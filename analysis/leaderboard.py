@@ -37,6 +37,7 @@ from analysis.matrices import (
 )
 from analysis.ranks import rank_ub
 from analysis.robustness import PlaceHold, place_robustness
+from analysis.scale import CENTRE
 
 __all__ = ["Leaderboard", "TopSlotEstimate", "compute_leaderboard"]
 
@@ -189,7 +190,7 @@ def compute_leaderboard(
     rounds: int = 1000,
     seed: int = 0,
     anchor: str | None = None,
-    anchor_value: float = 1000.0,
+    anchor_value: float = CENTRE,
     position_bias: bool = False,
     anchor_mode: Literal["shift", "per_round"] = "shift",
     gtol: float = 1e-8,

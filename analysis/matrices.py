@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.scale import win_probability
 
 __all__ = [
     "average_win_rate",
@@ -56,7 +57,7 @@ def predicted_win_rate_matrix(rating: np.ndarray) -> np.ndarray:
     """(K, K) float: P(row beats column) from 400-point ratings; NaN where undefined."""
     r = np.asarray(rating, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
-        p = 1.0 / (1.0 + 10.0 ** ((r[None, :] - r[:, None]) / 400.0))
+        p = win_probability(r[:, None], r[None, :])
     np.fill_diagonal(p, np.nan)
     return np.asarray(p)
 

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from analysis.bradley_terry import SCALE
 from analysis.bt_problem import BTProblem
 from analysis.grouping import OUTCOME_TIE, GroupedCounts
+from analysis.scale import CENTRE, SCALE
 
 __all__ = [
     "DEFAULT_L2",
@@ -282,7 +282,7 @@ def _boards(
         )
         listed = np.flatnonzero(crowd.seen | (per_model > 0))
         th = theta[listed, c]
-        elo = 1000.0 + SCALE * (th - th.mean())
+        elo = CENTRE + SCALE * (th - th.mean())
         scores = sorted(
             (
                 ModelScore(crowd.models[m], float(e), int(per_model[m]))

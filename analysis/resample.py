@@ -8,7 +8,7 @@ exact methods, by the shape of the counts:
 * **Direct** (N <= M): all N battles are drawn one by one (a uniform battle index looked up
   in the cumulative counts).
 * **Poisson tables** (small counts, e.g. 1M battles over ~30,000 cells, where numpy's
-  sequential binomials cost ~100 ns per cell and round, ~10x more):
+  sequential binomials cost several times more per cell and round):
 
   1. Draw X_m ~ Poisson((1 - eps) c_m) independently (eps = 2 / sqrt(N)). Given their total
      S, X is Multinomial(S, c / N). Poisson draws use inversion with precomputed CDF and
@@ -21,11 +21,10 @@ exact methods, by the shape of the counts:
 
 * **Binomials** (everything else: few cells with large counts, like the ~165 categories of a
   board at millions of battles): numpy's own ``multinomial``, one exact binomial per cell and
-  round, 50-120 ns, not growing with the counts. Tables would span ~20 standard deviations
+  round, at a cost not growing with the counts. Tables would span ~20 standard deviations
   of each count (too many entries to build), and the top-up of step 3 grows like sqrt(N):
-  N - S is ~2 sqrt(N) battles per round, ~6,000 at 10M battles, so numpy's Poisson draws
-  plus that top-up cost 2-3x the binomials, more the larger the arena (docs/performance.md,
-  "Scale").
+  N - S is ~2 sqrt(N) battles per round, so numpy's Poisson draws plus that top-up cost more
+  than the binomials, the more the larger the arena (docs/performance.md, "The board fits").
 
 The result depends only on the counts, R and the generator state.
 """

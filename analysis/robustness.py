@@ -38,8 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from analysis.bradley_terry import SCALE, BTFit
+from analysis.bradley_terry import BTFit
 from analysis.comparison_graph import STATUS_OK
+from analysis.scale import SCALE
 
 __all__ = ["PlaceHold", "hold", "place_robustness"]
 

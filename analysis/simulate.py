@@ -24,10 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.scale import LOG_ODDS_PER_POINT
 
 __all__ = ["SimulatedBattles", "simulate_battles"]
-
-_LN10_400 = np.log(10.0) / 400.0
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ def simulate_battles(
     b = np.where(swap, iu[pair], ju[pair])
 
     gamma = np.log(top_slot_p / (1.0 - top_slot_p))
-    p = 1.0 / (1.0 + np.exp(-((r[a] - r[b]) * _LN10_400 + gamma)))
+    p = 1.0 / (1.0 + np.exp(-((r[a] - r[b]) * LOG_ODDS_PER_POINT + gamma)))
     tau = np.minimum(tie_rate, 2.0 * np.minimum(p, 1.0 - p))
     u = rng.random(n)
     outcome = np.full(n, OUTCOME_B, dtype=np.int8)

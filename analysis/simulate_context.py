@@ -20,10 +20,9 @@ import numpy as np
 
 from analysis.contextual_data import ContextCounts, group_contextual, style_features
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
+from analysis.scale import CENTRE, LOG_ODDS_PER_POINT
 
 __all__ = ["ContextArena", "simulate_contextual"]
-
-_C = np.log(10.0) / 400.0
 
 
 @dataclass(frozen=True)
@@ -91,12 +90,12 @@ def simulate_contextual(
     if unknown:
         raise ValueError(f"unknown features {sorted(unknown)}")
     beta = np.array([float(coef.get(name, 0.0)) for name in names])
-    p = 1.0 / (1.0 + np.exp(-(_C * (r[a] - r[b]) + x @ beta)))
+    p = 1.0 / (1.0 + np.exp(-(LOG_ODDS_PER_POINT * (r[a] - r[b]) + x @ beta)))
     outcome = np.where(rng.random(n) < p, OUTCOME_A, OUTCOME_B).astype(np.int64)
     width = max(3, len(str(k - 1)))
     return ContextArena(
         models=tuple(f"model-{i:0{width}d}" for i in range(k)),
-        truth=r - r.mean() + 1000.0,
+        truth=r - r.mean() + CENTRE,
         coef=beta,
         feature_names=names,
         user=rng.integers(0, n_users, size=n).astype(np.int64),

@@ -25,12 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
+from analysis.scale import LOG_ODDS_PER_POINT
 from analysis.simulate_users import fit_pair_scores
 from analysis.weights import inverse_propensity_weights
 
 __all__ = ["SampledArena", "simulate_latency_sampler"]
-
-_C = np.log(10.0) / 400.0
 
 
 @dataclass(frozen=True)
@@ -97,13 +96,16 @@ def simulate_latency_sampler(
     swap = rng.random(len(pair)) < 0.5
     a = np.where(swap, ju[pair], iu[pair])
     b = np.where(swap, iu[pair], ju[pair])
-    logit = _C * (r[a] - r[b]) - latency_effect * (log_lat[period, a] - log_lat[period, b])
+    logit = LOG_ODDS_PER_POINT * (r[a] - r[b]) - latency_effect * (
+        log_lat[period, a] - log_lat[period, b]
+    )
     outcome = np.where(rng.random(len(pair)) < 1.0 / (1.0 + np.exp(-logit)), OUTCOME_A, OUTCOME_B)
     # the uniform-sampler target: pair scores averaged over periods, pairs equally weighted
     d_lat = log_lat[:, iu] - log_lat[:, ju]
-    p_bar = (1.0 / (1.0 + np.exp(-(_C * (r[iu] - r[ju])[None, :] - latency_effect * d_lat)))).mean(
-        axis=0
-    )
+    p_bar = (
+        1.0
+        / (1.0 + np.exp(-(LOG_ODDS_PER_POINT * (r[iu] - r[ju])[None, :] - latency_effect * d_lat)))
+    ).mean(axis=0)
     width = max(3, len(str(k - 1)))
     return SampledArena(
         models=tuple(f"model-{i:0{width}d}" for i in range(k)),

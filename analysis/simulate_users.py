@@ -28,10 +28,9 @@ import numpy as np
 
 from analysis.bt_problem import BTProblem
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.scale import CENTRE, LOG_ODDS_PER_POINT
 
 __all__ = ["UserArena", "fit_pair_scores", "population_truth", "simulate_user_arena"]
-
-_C = np.log(10.0) / 400.0
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def simulate_user_arena(
     b = np.where(swap, iu[pair], ju[pair])
     row = user if pref_sd > 0 else np.zeros(n, dtype=np.int64)
     gamma = np.log(top_slot_p / (1.0 - top_slot_p))
-    p = 1.0 / (1.0 + np.exp(-((taste[row, a] - taste[row, b]) * _C + gamma)))
+    p = 1.0 / (1.0 + np.exp(-((taste[row, a] - taste[row, b]) * LOG_ODDS_PER_POINT + gamma)))
     tau = np.minimum(tie_rate, 2.0 * np.minimum(p, 1.0 - p))
     u = rng.random(n)
     p_top = p - 0.5 * tau
@@ -123,7 +122,7 @@ def population_truth(
     nodes, wts = np.polynomial.hermite_e.hermegauss(64)  # probabilists' Hermite: N(0, 1)
     wts = wts / wts.sum()
     diff = (r[iu] - r[ju])[:, None] + np.sqrt(2.0) * pref_sd * nodes[None, :]
-    p_bar = (wts[None, :] / (1.0 + np.exp(-_C * diff))).sum(axis=1)
+    p_bar = (wts[None, :] / (1.0 + np.exp(-LOG_ODDS_PER_POINT * diff))).sum(axis=1)
     w = np.ones(len(iu)) if pair_weights is None else np.asarray(pair_weights, dtype=float)
     return fit_pair_scores(p_bar, w, k)
 
@@ -150,4 +149,4 @@ def fit_pair_scores(p_bar: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
     n[:, 0] = w[order] * 1e6
     s[:, 0] = w[order] * 1e6 * p_bar[order]
     theta = prob.newton(np.zeros((k, 1)), n, s, gtol=1e-13, max_iter=200).theta[:, 0]
-    return np.asarray(1000.0 + (theta - theta.mean()) / _C)
+    return np.asarray(CENTRE + (theta - theta.mean()) / LOG_ODDS_PER_POINT)

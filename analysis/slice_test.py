@@ -83,8 +83,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import log_expit
 
+from analysis.scale import SCALE
+
 __all__ = [
-    "SCALE",
     "PairCounts",
     "PairFit",
     "SliceTestResult",
@@ -92,9 +93,6 @@ __all__ = [
     "fit_pairs",
     "slice_test",
 ]
-
-SCALE = 400.0 / math.log(10.0)
-"""Rating points per unit of natural log-odds (the 400-point scale of the boards)."""
 
 RIDGE = 1e-6
 """Vanishing L2 penalty: keeps infinite MLEs finite without moving the likelihood visibly."""

@@ -27,12 +27,13 @@ from typing import Literal
 import numpy as np
 from scipy.special import log_expit
 
-from analysis.bradley_terry import SCALE, BTFit
+from analysis.bradley_terry import BTFit
 from analysis.comparison_graph import (
     STATUS_UNBOUNDED,
     STATUS_UNBOUNDED_HIGH,
     STATUS_UNBOUNDED_LOW,
 )
+from analysis.scale import SCALE
 
 __all__ = ["apply_unbounded_bounds", "profile_bound"]
 

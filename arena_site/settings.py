@@ -339,12 +339,6 @@ ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS = env.int(
 # (leaderboard/incremental.py; one refresh runs at a time): the server's default 4MB spills
 # their groupings of millions of rows to disk.
 ARENA_AGGREGATION_WORK_MEM = env.str("ARENA_AGGREGATION_WORK_MEM", default="256MB")
-# A rebuild or reconciliation of those counts reads every battle into the worker's memory
-# (leaderboard/full_count.py: ~120 bytes a battle at its peak, ~5x faster than SQL); above
-# this many battles it counts them in SQL instead (0: always in SQL).
-ARENA_REBUILD_IN_MEMORY_MAX_BATTLES = env.int(
-    "ARENA_REBUILD_IN_MEMORY_MAX_BATTLES", default=50_000_000
-)
 # User-clustered intervals on an arena with more users than this resample them in this many
 # fixed groups of users (by their key): the cost stays bounded as users grow, and the
 # intervals stay valid (docs/ratings.md, "Users in groups").

@@ -1,8 +1,8 @@
 """WSGI entry point for gunicorn: `gunicorn arena_site.wsgi --preload`.
 
-The natural-language detector's models (~400 MB) are loaded here, once: with `--preload`
-gunicorn's master loads them before forking and the workers share the pages, instead of
-each worker loading its own copy on its first vote (and making that vote wait 3-4 s).
+The natural-language detector's models are loaded here, once: with `--preload` gunicorn's
+master loads them before forking and the workers share the pages, instead of each worker
+loading its own copy on its first vote (and making that vote wait seconds).
 Set ARENA_PRELOAD_LABELS=0 to skip it.
 
 The extensions' cookie-less requests to the vote and pair routes are served by a lean

@@ -20,8 +20,9 @@ in this process against PostgreSQL:
     ``celery worker`` process on the same Redis queue -- taking slice fits (fanout.py);
   * incremental recompute after a moderation action that excludes a day's battles of one
     user (``moderation.services.exclude_user`` restricted to a day);
-  * the count tables rebuilt from every battle, in memory (the default) and in SQL (the
-    reference), and the nightly reconciliation (``incremental.reconcile``) each way;
+  * the count tables rebuilt from every battle (``refresh(full=True)``, SQL GROUP BYs) and
+    the nightly reconciliation (``incremental.reconcile``), against the capacity the project
+    promises (docs/scaling.md);
   * sizes of the battle table and the count tables.
 
 ``--reads`` also serves the board with gunicorn at the last size and measures conditional
@@ -150,51 +151,18 @@ def reference_scan() -> float:
     return time.perf_counter() - t
 
 
-def peak_rss_reset() -> None:
-    """Start measuring this process's peak resident memory afresh (Linux: VmHWM)."""
-    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
-def peak_rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def timed_rebuilds() -> dict:
-    """The count tables rebuilt from every battle: in memory (the default) and, as the
-    reference, in SQL (the GROUP BYs the rebuild ran before, kept for the largest arenas);
-    then the nightly reconciliation both ways."""
-    from django.conf import settings
-
+def timed_rebuild() -> dict:
+    """The count tables rebuilt from every battle, then the nightly reconciliation."""
     from leaderboard import incremental
 
-    out = {}
-    limit = settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES
-    try:
-        for label, setting in (("sql", 0), ("memory", 10**12)):
-            settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES = setting
-            peak_rss_reset()
-            rss = peak_rss_mb()
-            t = time.perf_counter()
-            incremental.refresh(full=True)
-            out[f"rebuild_{label}"] = time.perf_counter() - t
-            out[f"rebuild_{label}_rss"] = peak_rss_mb() - rss
-            t = time.perf_counter()
-            rec = incremental.reconcile()
-            out[f"reconcile_{label}"] = time.perf_counter() - t
-            out[f"mismatched_{label}"] = rec.mismatched
-            log(
-                f"  rebuild in {label}: {out[f'rebuild_{label}']:.1f} s (peak +"
-                f"{out[f'rebuild_{label}_rss']:,.0f} MB); reconcile {out[f'reconcile_{label}']:.1f}"
-                f" s, {rec.mismatched} cells differed"
-            )
-    finally:
-        settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES = limit
-    return out
+    t = time.perf_counter()
+    incremental.refresh(full=True)
+    rebuild = time.perf_counter() - t
+    t = time.perf_counter()
+    rec = incremental.reconcile()
+    reconcile = time.perf_counter() - t
+    log(f"  rebuild {rebuild:.1f} s; reconcile {reconcile:.1f} s, {rec.mismatched} cells differed")
+    return {"rebuild": rebuild, "reconcile": reconcile, "mismatched": rec.mismatched}
 
 
 def moderate_one_day(admin) -> int:
@@ -250,7 +218,7 @@ def measure(size: int, repeats: int, admin) -> dict:
     excluded = moderate_one_day(admin)
     mod = timed_recompute()
     log(f"  after excluding {excluded} battles of one day: {mod['total']:.2f} s")
-    rebuilds = timed_rebuilds()
+    rebuilds = timed_rebuild()
     med = statistics.median
     return {
         "size": size,
@@ -350,22 +318,18 @@ def report(results: list[dict], reads: list[dict], info: dict) -> str:
         )
     lines += [
         "",
-        "Rebuilding every count table from the battles (`refresh(full=True)`, what `--full`, a "
-        "crash and a failed reconciliation run), in memory (leaderboard/full_count.py, the "
-        "default) against (b) the reference, the same in SQL (the GROUP BYs used before, kept "
-        "above `ARENA_REBUILD_IN_MEMORY_MAX_BATTLES`), and the nightly reconciliation each way; "
-        "peak memory is this process's resident growth during the rebuild:",
+        "Rebuilding every count table from the battles in SQL (`refresh(full=True)`: what "
+        "`--full`, a crash and a failed reconciliation run) and the nightly reconciliation "
+        "(`incremental.reconcile`), against the capacity promised in docs/scaling.md "
+        "(reconciliation at 10M battles ≤ 10 min on 2 cores):",
         "",
-        "| battles | rebuild in memory | (b) rebuild in SQL | ratio b/memory | peak memory "
-        "(in memory / SQL) | reconciliation in memory | (b) in SQL | cells differed |",
-        "|---|---|---|---|---|---|---|---|",
+        "| battles | rebuild | reconciliation | cells differed |",
+        "|---|---|---|---|",
     ]
     for r in results:
         lines.append(
-            f"| {r['battles']:,} | {r['rebuild_memory']:.1f} s | {r['rebuild_sql']:.1f} s | "
-            f"{r['rebuild_sql'] / r['rebuild_memory']:.1f}x | {r['rebuild_memory_rss']:,.0f} MB"
-            f" / {r['rebuild_sql_rss']:,.0f} MB | {r['reconcile_memory']:.1f} s | "
-            f"{r['reconcile_sql']:.1f} s | {r['mismatched_memory']} / {r['mismatched_sql']} |"
+            f"| {r['battles']:,} | {r['rebuild']:.1f} s | {r['reconcile']:.1f} s | "
+            f"{r['mismatched']} |"
         )
     lines += [
         "",

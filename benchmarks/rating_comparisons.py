@@ -25,12 +25,13 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.contextual import fit_contextual
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
 from analysis.intervals import bootstrap, sandwich
 from analysis.resample import MultinomialSampler
 from analysis.robustness import place_robustness
+from analysis.scale import SCALE
 from analysis.simulate_context import simulate_contextual
 from analysis.simulate_sampler import simulate_latency_sampler
 from analysis.simulate_users import simulate_user_arena

@@ -16,6 +16,7 @@ from django.db.models import Count, Max
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE
 from analysis.personal import CrowdBoard, UserVotes, as_payload, personal_history
+from analysis.scale import CENTRE
 from catalogue.models import ArenaModel
 from catalogue.selectors import merge_targets
 from core import hotcache
@@ -75,7 +76,7 @@ def _shown(payload: list[list[dict]], public: set[str]) -> list[list[dict]]:
     for scores in payload:
         kept = [dict(s) for s in scores if s["model"] in public]
         if kept:
-            shift = 1000.0 - sum(float(s["elo"]) for s in kept) / len(kept)
+            shift = CENTRE - sum(float(s["elo"]) for s in kept) / len(kept)
             for s in kept:
                 s["elo"] = round(float(s["elo"]) + shift, 2)
         out.append(kept)

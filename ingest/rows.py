@@ -154,8 +154,8 @@ def _insert_raw(params: list) -> int | None:
 
 # The INSERT's cursor, kept per thread with the psycopg connection it was opened on: a
 # cursor's adapters learn each column's Python type once, and a new cursor per vote paid
-# for that and its own set-up again (~160 -> ~115 us per INSERT). Django's connection is
-# per thread, so is this.
+# for that and its own set-up again (docs/performance.md, "Measured by hand"). Django's
+# connection is per thread, so is this.
 _insert_cursors = threading.local()
 
 

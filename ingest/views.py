@@ -48,7 +48,7 @@ class VoteView(APIView):
     vote_route: str | None = None
 
     def perform_content_negotiation(self, request, force=False):
-        # Votes always answer JSON; parsing Accept on every vote was ~8 % of its CPU.
+        # Votes always answer JSON; parsing Accept was a noticeable part of a vote's CPU.
         return (JSON_RENDERER, "application/json")
 
     def finalize_response(self, request, response, *args, **kwargs):

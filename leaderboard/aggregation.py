@@ -18,7 +18,8 @@ from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
 
-from . import full_count, incremental
+from . import incremental
+from .count_tables import ALL, SOURCE
 
 # Slice dimensions: battle column -> label shown on the pages.
 DIMENSIONS: dict[str, str] = {
@@ -34,9 +35,6 @@ _ENGINE_OUTCOME = {
     Outcome.TIE: OUTCOME_TIE,
     Outcome.BOTH_BAD: OUTCOME_TIE,
 }
-
-
-ALL = full_count.ALL
 
 
 @dataclass(frozen=True)
@@ -239,9 +237,9 @@ def _maintained() -> BattleCells:
     count = np.array(cols[5], dtype=np.int64)
     a, b = _merged(np.array(cols[2], dtype=np.int64), np.array(cols[3], dtype=np.int64))
     # counted on the board's basis: a battle between two keys of one model is on no board
-    sim = (dimension == full_count.SOURCE) & (value == "simulated") & (a != b)
+    sim = (dimension == SOURCE) & (value == "simulated") & (a != b)
     simulated = int(count[sim].sum())
-    keep = (a != b) & (dimension != full_count.SOURCE)
+    keep = (a != b) & (dimension != SOURCE)
     return BattleCells(
         model_a=a[keep],
         model_b=b[keep],

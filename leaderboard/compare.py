@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE
+from analysis.scale import win_probability
 
 from . import selectors
 
@@ -26,7 +27,7 @@ def wilson_interval(*, successes: float, n: int, z: float = Z95) -> tuple[float,
 
 def predicted_win_rate(*, rating_a: float, rating_b: float) -> float:
     """Bradley-Terry on the board's 400-point scale: P(a beats b)."""
-    return 1.0 / (1.0 + 10.0 ** ((rating_b - rating_a) / 400.0))
+    return win_probability(rating_a, rating_b)
 
 
 def head_to_head(*, a: str, b: str) -> dict | None:

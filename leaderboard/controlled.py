@@ -43,11 +43,11 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
-from analysis.bradley_terry import SCALE
 from analysis.contextual import ContextualFit, fit_contextual
 from analysis.contextual_data import group_contextual, style_features
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from analysis.ranks import intervals_apart
+from analysis.scale import SCALE
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, Outcome
 

@@ -76,7 +76,7 @@ def choose(
 ) -> ContextChoice:
     """The base features, plus the interactions if they raise the held-out likelihood.
 
-    The comparison refits the model six times (16 s at 200,000 battles, 30 models), while
+    The comparison refits the model six times (seconds at the battles it reads), while
     the answer changes slowly: a decision for the same models and settings (`reuse_key`) is
     reused for `ARENA_CONTROLLED_CONTEXT_RESELECT_SECONDS` (a day by default)."""
     if not extra or known < min_known:

@@ -9,7 +9,6 @@ from django.conf import settings
 
 from ingest.models import Battle
 
-from .full_count import ALL, DIMS, GROUPS, SOURCE, SOURCE_VALUE, USER_KEY
 from .models import (
     CellTotal,
     DayCell,
@@ -18,6 +17,17 @@ from .models import (
     UserGroupCellTotal,
     UserTotal,
 )
+
+DIMS = ("kind", "language", "task_type", "context_bucket", "natural_language")
+ALL, SOURCE = "all", "source"  # the overall counts; simulated vs other battles
+SOURCE_VALUE = "(CASE WHEN source = 'simulated' THEN 'simulated' ELSE 'other' END)"
+# A battle's user as a 64-bit integer (see DayUserCell.user_key): PostgreSQL's own hash,
+# cheaper than an md5 here.
+USER_KEY = "hashtextextended(user_hash, 0)"
+# Fixed groups of users (GroupedCounts.users_in_groups): group = user key mod GROUPS, kept in
+# UserGroupCellTotal. The clustered intervals use them at ARENA_MAX_USER_CLUSTERS = GROUPS (the
+# default); another setting groups the per-user totals when they are read.
+GROUPS = 4096
 
 BATTLE = Battle._meta.db_table
 DAY = "(received_at AT TIME ZONE 'UTC')::date"

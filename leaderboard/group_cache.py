@@ -1,7 +1,7 @@
 """This process's copy of the user-group totals (UserGroupCellTotal), kept in step by its refreshes.
 
-The clustered intervals of a large arena read every row of the group totals -- about a
-million at 10M battles, a second of each recompute -- although a refresh changes only the
+The clustered intervals of a large arena read every row of the group totals -- up to 4,096
+per cell, a noticeable part of each recompute -- although a refresh changes only the
 rows of the votes it counted. So every refresh gives the totals a new version
 (AggregationState.group_version), and a refresh run by this process hands over the rows it
 changed (the upsert's RETURNING) with the version it replaced: the copy follows them only if

@@ -24,9 +24,9 @@ that the intervals read users in fixed groups (`UserGroupCellTotal`), the per-us
 are emptied and reads of per-user cells sum the per-day rows. What a refresh does is then
 bounded by the votes it counts, not by the millions of per-user rows of a large arena.
 
-`refresh(full=True)` recounts everything (rebuild.py); `reconcile()` (nightly) compares the
-maintained totals with a full count of the battles in one snapshot (rebuild.py), logs a
-mismatch as an error and lets the full count win. The tables' layout and their SQL counts
+`refresh(full=True)` recounts everything in SQL (rebuild.py); `reconcile()` (nightly)
+compares the maintained totals with a full count of the battles in one snapshot (rebuild.py),
+logs a mismatch as an error and lets the full count win. The tables' layout and their SQL counts
 are in count_tables.py.
 """
 
@@ -43,8 +43,16 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from . import group_cache, rebuild
-from .count_tables import CELLS, USERS, Rollup, Table, fill_user_cells, keeps_user_cells
-from .full_count import GROUPS, USER_KEY
+from .count_tables import (
+    CELLS,
+    GROUPS,
+    USER_KEY,
+    USERS,
+    Rollup,
+    Table,
+    fill_user_cells,
+    keeps_user_cells,
+)
 from .models import AggregationState, BattleMark, CellTotal, UserGroupCellTotal, UserTotal
 
 log = logging.getLogger(__name__)
@@ -92,7 +100,7 @@ def _count_days(cursor, table: Table, days: list[date]) -> list[tuple]:
     fresh count minus the stored one (where they differ) to another, and each total gets
     that difference summed by its keys. A day that gained 10,000 votes touches the totals'
     keys of those votes, not every key of the day twice (taking it off, then adding it
-    back), which on a 7.7M-row per-user table was most of a refresh. Returns the rows
+    back), which on a large arena's per-user table was most of a refresh. Returns the rows
     the cached rollup (group_cache) now has where it changed (count 0: deleted)."""
     if not days:
         return []
@@ -189,7 +197,6 @@ def _work_mem(cursor) -> None:
 
 def refresh(*, full: bool = False) -> Refresh:
     """Bring the count tables up to date (all of them when `full` or never built)."""
-    alone = not connection.in_atomic_block
     with transaction.atomic(), connection.cursor() as cursor:
         _work_mem(cursor)
         state = _state()
@@ -198,7 +205,7 @@ def refresh(*, full: bool = False) -> Refresh:
         before = state.group_version
         changed: list[tuple] = []
         if full:
-            state.user_cells_current = rebuild.rebuild(cursor, alone=alone)
+            state.user_cells_current = rebuild.rebuild(cursor)
             days: tuple[date, ...] = ()
             state.rebuilt_at = timezone.now()
         else:
@@ -322,9 +329,9 @@ def read_user_cells(*, groups: int | None = None) -> list[tuple]:
 
 def read_user_cell_arrays(*, groups: int | None = None) -> tuple[np.ndarray, ...]:
     """`read_user_cells` as five int64 arrays (user or group, A, B, outcome, count). One 2-D
-    array from the rows, then its columns: at a million rows 0.3 s, where transposing the
-    tuples first (zip) took 1.4 s (a binary COPY parsed with numpy was slower still). The
-    fixed groups come from this process's copy (group_cache) when it is current."""
+    array from the rows, then its columns: several times faster than transposing the tuples
+    first (zip). The fixed groups come from this process's copy (group_cache) when it is
+    current."""
     version = _group_version() if groups == GROUPS else ""  # read before the rows
     cached = group_cache.read(version)
     if cached is not None:

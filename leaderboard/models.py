@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from analysis.scale import CENTRE
 from catalogue.models import ArenaModel
 
 
@@ -30,7 +31,7 @@ class Snapshot(models.Model):
     rounds = models.PositiveIntegerField(default=0)
     seed = models.BigIntegerField(default=0)
     anchor = models.CharField(max_length=128, blank=True)
-    anchor_value = models.FloatField(default=1000.0)
+    anchor_value = models.FloatField(default=CENTRE)
     position_bias = models.BooleanField(default=False)
     battles = models.PositiveIntegerField(default=0)
     users = models.PositiveIntegerField(default=0)
@@ -184,7 +185,7 @@ class RatingConfig(models.Model):
         related_name="+",
         help_text="Model held at the anchor value; empty = the mean rating is held at it.",
     )
-    anchor_value = models.FloatField(default=1000.0)
+    anchor_value = models.FloatField(default=CENTRE)
     slice_min_battles = models.PositiveIntegerField(
         default=200, help_text="A slice with fewer battles gets no board."
     )
@@ -258,7 +259,7 @@ class DayUserCell(models.Model):
     """Non-excluded battles of one UTC day per (user, A, B, outcome), for clustered intervals."""
 
     day = models.DateField(db_index=True)
-    # A 64-bit hash of user_hash (full_count.USER_KEY): an integer groups and sorts many
+    # A 64-bit hash of user_hash (count_tables.USER_KEY): an integer groups and sorts many
     # times faster than the 64-character pseudonym; a collision between two of a million
     # users (odds ~3e-8) would only merge two clusters of the clustered intervals.
     user_key = models.BigIntegerField()

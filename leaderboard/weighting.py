@@ -28,7 +28,7 @@ from analysis.grouping import GroupedCounts
 from analysis.weights import inverse_pair_count_weights
 from ingest.models import Battle
 
-from . import full_count, incremental
+from . import incremental
 from .aggregation import (
     _engine_outcomes,
     on_board,
@@ -36,6 +36,7 @@ from .aggregation import (
     user_indices,
     with_userless_apart,
 )
+from .count_tables import USER_KEY
 from .models import RatingConfig
 
 # arena-rank's floor: a pair with fewer votes weighs as if it had this many.
@@ -82,7 +83,7 @@ def propensity_counts(
     ``analysis.weights.inverse_propensity_weights`` over its votes.
     """
     table = Battle._meta.db_table
-    user = (full_count.USER_KEY if incremental.enabled() else "user_hash") + ", "
+    user = (USER_KEY if incremental.enabled() else "user_hash") + ", "
     user = user if clustered else ""
     known = "CASE WHEN pair_probability > 0 THEN pair_probability END"
     with connection.cursor() as cursor:

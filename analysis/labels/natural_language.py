@@ -25,12 +25,11 @@ plus the 5:1 English prior and the 0.4 floor got 53 with 2 "unknown" and no wron
 answer, while still recognising short Spanish, French, German, Portuguese, Russian,
 Chinese and Vietnamese comments.
 
-Cost (2-core dev box, lingua 2.1): the detector is built lazily once per process; the
-first detection loads the n-gram models (3-4 s, ~400 MB resident for the 25 languages;
-low-accuracy mode would be ~0.15 s and ~40 MB). After that a detection costs ~0.2 ms on
-a short comment and ~0.5 ms on the capped ``MAX_TEXT_CHARS``; extraction scans a window
-of at most ``PREFIX_WINDOW + SUFFIX_WINDOW`` characters (~0.4 ms for 20 KB). Long-running
-workers can call ``warm_up()`` at start so no battle pays the load.
+Cost (figures in docs/performance.md, "Measured by hand"): the detector is built lazily once
+per process; the first detection loads the n-gram models, which takes seconds and hundreds of
+megabytes for the 25 languages (low-accuracy mode would take a tenth). After that a detection
+is cheap, and extraction scans a window of at most ``PREFIX_WINDOW + SUFFIX_WINDOW``
+characters. Long-running workers can call ``warm_up()`` at start so no battle pays the load.
 """
 
 from __future__ import annotations
@@ -83,8 +82,8 @@ SUFFIX_WINDOW = 4_000
 
 _PROSE_LANGUAGES = frozenset({"markdown", "plaintext", "latex", "csv"})
 
-# The leading look-ahead lets the scanner skip ordinary code characters quickly (about
-# 5x faster than trying every alternative at every position).
+# The leading look-ahead lets the scanner skip ordinary code characters quickly (several
+# times faster than trying every alternative at every position).
 _COMMENT_OR_STRING = re.compile(
     r"""
     (?=[/<"'\#-])

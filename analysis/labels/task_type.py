@@ -51,10 +51,10 @@ one of ``TASK_TYPES``). An LLM labeller implementing the same call can be passed
 
 Cost: features are computed on at most ``HEAD_WINDOW + TAIL_WINDOW`` characters of the
 prefix and ``SUFFIX_WINDOW`` of the suffix (imports live at the top of a file, the task
-near the cursor), so a 100 KB context costs the same as a 20 KB one: 2-3 ms on the
-2-core dev box. Regular expressions are avoided on purpose: a Python regex without a
-literal first character costs ~0.3 ms per 20 KB, while a literal substring test or a set
-lookup costs microseconds.
+near the cursor), so a 100 KB context costs the same as a 20 KB one (docs/performance.md,
+"Measured by hand"). Regular expressions are avoided on purpose: a Python regex without a
+literal first character scans the whole window, while a literal substring test or a set
+lookup is far cheaper.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts, from_count_rows
 from analysis.intervals import sandwich
+from analysis.scale import SCALE
 from analysis.simulate import simulate_battles
 
 TRUE = np.array([1120.0, 1060.0, 1010.0, 1000.0, 985.0, 940.0, 900.0, 860.0])

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from analysis import intervals
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.clustered import cluster_covariance
 from analysis.grouping import OUTCOME_A, OUTCOME_TIE, GroupedCounts, from_user_count_rows
 from analysis.intervals import bootstrap, sandwich
 from analysis.leaderboard import compute_leaderboard
+from analysis.scale import SCALE
 from analysis.simulate_users import population_truth, simulate_user_arena
 
 R = np.linspace(850.0, 1150.0, 8)

@@ -9,10 +9,11 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.contextual import fit_contextual
 from analysis.contextual_data import ContextCounts, group_contextual, style_features
 from analysis.contextual_selection import cross_validated_loglik, select_features
+from analysis.scale import SCALE
 from analysis.simulate_context import simulate_contextual
 
 R = np.linspace(900.0, 1100.0, 8)

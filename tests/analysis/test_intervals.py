@@ -5,9 +5,10 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts, from_count_rows
 from analysis.intervals import bootstrap, sandwich
+from analysis.scale import SCALE
 from analysis.simulate import simulate_battles
 
 TRUE = np.linspace(850.0, 1150.0, 8)

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
 from analysis.intervals import bootstrap, sandwich
 from analysis.leaderboard import compute_leaderboard
 from analysis.ranks import rank_ub
+from analysis.scale import SCALE
 from analysis.simulate import simulate_battles
 
 COPILOT = np.array([1029.5, 1017.7, 1000.2, 986.8, 982.4, 982.4, 981.3, 970.6, 965.9, 951.3])

@@ -18,7 +18,8 @@ from scipy.special import log_expit
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, group_battles
 from analysis.matrices import battle_count_matrix, win_fraction_matrix
-from analysis.slice_test import SCALE, PairCounts, fit_pairs, slice_test
+from analysis.scale import SCALE
+from analysis.slice_test import PairCounts, fit_pairs, slice_test
 
 MODELS = tuple(f"m{i}" for i in range(8))
 

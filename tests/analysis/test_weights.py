@@ -7,9 +7,10 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from analysis.bradley_terry import SCALE, fit_bt
+from analysis.bradley_terry import fit_bt
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
 from analysis.intervals import bootstrap, sandwich
+from analysis.scale import SCALE
 from analysis.simulate import simulate_battles
 from analysis.simulate_sampler import simulate_latency_sampler
 from analysis.weights import (

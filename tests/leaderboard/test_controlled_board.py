@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from django.test import override_settings
 
-from analysis.bradley_terry import SCALE
 from analysis.contextual import fit_contextual
+from analysis.scale import SCALE
 from analysis.simulate_context import simulate_contextual
 from ingest.models import Battle, BattleKind, BattleSource, Privacy
 from leaderboard.models import SnapshotRow, SnapshotSlice

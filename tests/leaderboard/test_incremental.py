@@ -231,12 +231,10 @@ def test_incremental_counts_equal_a_full_count_after_every_step(models, admin_us
         kept.add(AggregationState.objects.get().user_cells_current)
     # Odd seeds went both ways: per-user totals dropped, then rebuilt from the day rows.
     assert kept == ({False, True} if seed % 2 else {True})
-    # Every table, day rows included, is what a rebuild from the battles makes (counted in
-    # memory, leaderboard/full_count.py, or in SQL on odd seeds).
-    from tests.leaderboard.test_full_count import tables
+    # Every table, day rows included, is what the SQL rebuild from the battles makes.
+    from tests.leaderboard.test_rebuild import tables
 
     maintained_tables = tables()
-    settings.ARENA_REBUILD_IN_MEMORY_MAX_BATTLES = 0 if seed % 2 else 10**9
     assert incremental.refresh(full=True).full
     assert tables() == maintained_tables
     # The engine's input agrees too: the incremental cells are the scan's cells.
