@@ -96,3 +96,26 @@ def test_many_users_are_resampled_in_groups(simulated, settings):
     for key in a:
         assert a[key][0] == pytest.approx(b[key][0], abs=1e-6)  # the same fit
     assert any(abs(a[k][1] - b[k][1]) > 1e-6 for k in a)  # resampled in other units
+
+
+def test_userless_battles_leave_their_group_and_spread_over_all(simulated, settings):
+    ids = list(Battle.objects.order_by("id").values_list("id", flat=True)[::3])
+    Battle.objects.filter(id__in=ids).update(user_hash="")
+    cells = aggregate()
+    assert cells.userless == len(ids)
+    assert (
+        cells.users == Battle.objects.exclude(user_hash="").values("user_hash").distinct().count()
+    )
+    keys = dict(ArenaModel.objects.values_list("id", "key"))
+    overall = cells.grouped(None, keys, min_votes=1)
+    for groups in (None, 8):
+        split = overall_by_user(overall, keys, groups=groups)
+        assert _cell_sums(split) == _cell_sums(overall)
+    grouped = overall_by_user(overall, keys, groups=8)
+    per_group = np.bincount(grouped.user, weights=grouped.count)
+    # a third of the battles in one group of eight would be the giant user again
+    assert len(per_group) == 8 and per_group.max() < 1.5 * per_group.mean(), per_group
+    settings.ARENA_MAX_USER_CLUSTERS = 8
+    snap = recompute(trigger="test")
+    assert snap.userless_battles == len(ids)
+    assert f"with {len(ids):,} battles without a user as independent votes" in snap.intervals
