@@ -7,80 +7,33 @@ import hashlib
 import io
 import json
 from datetime import timedelta
-from pathlib import Path
 
-import pyarrow.parquet as pq
-import pytest
 import yaml
 from django.core.management import call_command
 from django.utils import timezone
 
-from core.services import issue_api_key
 from ingest.models import Battle, BattleSource, CodeContext
 from releases.models import DatasetRelease
-from releases.services import ReleaseOptions, build_release, start_release
+from tests.releases.helpers import (
+    ADDRESS,
+    CLEAN_CODE,
+    CLIENT_NAME,
+    post,
+    release,
+    release_text,
+    rows,
+)
 from tests.releases.test_secret_scan import PLANTED
 
-URL = "/api/v1/battles"
-CLIENT_NAME = "acme-research-client"
-ADDRESS = "203.0.113.77"
-CLEAN_CODE = "def released_helper_7731(values):\n    return sorted(values)\n"
 
-
-@pytest.fixture
-def keyed(api, models):
-    _client, key = issue_api_key(name=CLIENT_NAME)
-    api.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    return api
-
-
-def post(api, n: int, *, user: str = "", privacy: str = "Research", **extra) -> None:
-    body = {
-        "pair_id": f"live-pair-{n}",
-        "user_id": user,
-        "model_a": "gpt-4o-2024-08-06" if n % 2 else "codestral-2405",
-        "model_b": "deepseek-coder-fim" if n % 3 else "gemini-1.5-flash-002",
-        "outcome": "model_a" if n % 4 else "model_b",
-        "privacy": privacy,
-        "file_type": "python",
-        "latency_a_ms": 700.0,
-        "latency_b_ms": 900.0,
-        "client_version": "0.2.2",
-        **extra,
-    }
-    r = api.post(URL, data=json.dumps(body), content_type="application/json", REMOTE_ADDR=ADDRESS)
-    assert r.status_code == 201, r.content
-
-
-def release(**options) -> DatasetRelease:
-    opts = {"min_age_days": 0, "license": "cc-by-4.0", **options}
-    return build_release(release_id=start_release(options=ReleaseOptions(**opts)).pk)
-
-
-def release_text(root: Path, r: DatasetRelease) -> str:
-    """Everything a release holds, readable: the text files as they are, Parquet decoded."""
-    parts = []
-    for f in r.files:
-        path = root / r.version / f["name"]
-        if f["name"].endswith(".parquet"):
-            parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
-        else:
-            parts.append(path.read_text(encoding="utf-8"))
-    return "\n".join(parts)
-
-
-def rows(root: Path, r: DatasetRelease) -> list[dict]:
-    return pq.read_table(root / r.version / "battles.parquet").to_pylist()
-
-
-def test_planted_secrets_reach_no_released_file(keyed, release_dir):
+def test_planted_secrets_reach_no_released_file(models, keyed_api, release_dir):
     for n, secret in enumerate(PLANTED.values()):
         code = {"prefix": f"import os\n{secret}\n", "suffix": "\nmain()\n"}
-        post(keyed, n, user=f"dev-{n}", **code)
+        post(keyed_api, n, user=f"dev-{n}", **code)
     # A secret the model completed, and one in an edit instruction.
-    post(keyed, 50, user="dev-50", prefix="x = 1\n", completion_a=PLANTED["stripe key"])
-    post(keyed, 51, user="dev-51", kind="edit", user_input=PLANTED["password in a url"])
-    post(keyed, 60, user="dev-60", prefix=CLEAN_CODE, completion_a="    pass\n")
+    post(keyed_api, 50, user="dev-50", prefix="x = 1\n", completion_a=PLANTED["stripe key"])
+    post(keyed_api, 51, user="dev-51", kind="edit", user_input=PLANTED["password in a url"])
+    post(keyed_api, 60, user="dev-60", prefix=CLEAN_CODE, completion_a="    pass\n")
 
     for on_secret in ("redact", "drop"):
         r = release(on_secret=on_secret)
@@ -102,17 +55,17 @@ def test_planted_secrets_reach_no_released_file(keyed, release_dir):
         assert "Private Key" in card and "High entropy token" in card
 
 
-def test_no_private_code_raw_id_address_or_account_name_is_released(keyed, release_dir):
-    post(keyed, 1, user="machine-raw-id-1", privacy="Private", prefix="PRIVATE_MARKER_1 = 1\n")
-    post(keyed, 2, user="machine-raw-id-2", privacy="Debug", prefix="DEBUG_MARKER_2 = 2\n")
+def test_no_private_code_raw_id_address_or_account_name_is_released(models, keyed_api, release_dir):
+    post(keyed_api, 1, user="machine-raw-id-1", privacy="Private", prefix="PRIVATE_MARKER_1 = 1\n")
+    post(keyed_api, 2, user="machine-raw-id-2", privacy="Debug", prefix="DEBUG_MARKER_2 = 2\n")
     post(
-        keyed,
+        keyed_api,
         3,
         user="machine-raw-id-3",
         prefix=CLEAN_CODE,
         repo_url="https://github.com/alice-account/private-repo",
     )
-    post(keyed, 4, user="", prefix=CLEAN_CODE)  # no user id
+    post(keyed_api, 4, user="", prefix=CLEAN_CODE)  # no user id
     # Code of a Private vote written by some other path (an old bug, a manual insert): the
     # release takes code from Research votes only, whatever the tables hold.
     private = Battle.objects.get(pair_id="live-pair-1")
@@ -140,9 +93,9 @@ def test_no_private_code_raw_id_address_or_account_name_is_released(keyed, relea
     assert [row["user_hash"] for row in rows(release_dir, r)].count(None) == 1  # no user: null
 
 
-def test_options_and_left_out_counts(keyed, release_dir):
+def test_options_and_left_out_counts(models, keyed_api, release_dir):
     for n in range(6):
-        post(keyed, n, user=f"dev-{n}")
+        post(keyed_api, n, user=f"dev-{n}")
     old = timezone.now() - timedelta(days=40)
     Battle.objects.filter(pair_id__in=["live-pair-0", "live-pair-1", "live-pair-2"]).update(
         received_at=old
@@ -168,9 +121,9 @@ def test_options_and_left_out_counts(keyed, release_dir):
     assert got == {("api", False), ("api", True), ("simulated", False)}
 
 
-def test_pseudonyms_are_keyed_per_release_unless_stable_ids(keyed, release_dir):
+def test_pseudonyms_are_keyed_per_release_unless_stable_ids(models, keyed_api, release_dir):
     for n in range(4):
-        post(keyed, n, user=f"dev-{n % 2}")
+        post(keyed_api, n, user=f"dev-{n % 2}")
 
     def ids(r):
         return {row["user_hash"] for row in rows(release_dir, r)}, {
@@ -192,9 +145,9 @@ def test_pseudonyms_are_keyed_per_release_unless_stable_ids(keyed, release_dir):
     ]
 
 
-def test_files_card_manifest_and_checksums(keyed, release_dir):
+def test_files_card_manifest_and_checksums(models, keyed_api, release_dir):
     for n in range(5):
-        post(keyed, n, user=f"dev-{n}", prefix=CLEAN_CODE, completion_a="    pass\n")
+        post(keyed_api, n, user=f"dev-{n}", prefix=CLEAN_CODE, completion_a="    pass\n")
     out = io.StringIO()
     call_command("release_dataset", "--min-age-days", "0", "--license", "odc-by", stdout=out)
     r = DatasetRelease.objects.get()
