@@ -17,6 +17,7 @@ conversations feed the labels and lengths in memory and are not kept (docs/data.
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
@@ -280,16 +281,22 @@ def import_battles(
     add_unknown_models: bool = False,
 ) -> ImportReport:
     """Import a `.csv` (Copilot Arena sample), `.jsonl` (our export, or a release layout) or
-    `.parquet` (a release layout) file.
+    `.parquet` (a release layout) file; `.csv.gz` and `.jsonl.gz` are read through gzip.
 
     A row naming a model the catalogue does not know is rejected (listed in
     `unknown_models`), unless `add_unknown_models`: then the model is created first (named
     after its key, audited) -- for restoring an export onto a fresh database."""
     report = ImportReport()
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".jsonl", ".ndjson", ".parquet"):
-        raise ValueError(f"Unknown file type '{path.suffix}': expected .csv, .jsonl or .parquet")
-    with open(path, encoding="utf-8", newline="") as stream:
+    name = path.name.lower()
+    compressed = name.endswith(".gz")  # a text format gzipped (a release's JSONL)
+    suffix = Path(name.removesuffix(".gz")).suffix
+    if suffix not in (".csv", ".jsonl", ".ndjson") and (compressed or suffix != ".parquet"):
+        raise ValueError(
+            f"Unknown file type '{''.join(path.suffixes)}': expected .csv, .jsonl or .parquet "
+            "(.csv and .jsonl may be gzipped: .gz)"
+        )
+    opener = gzip.open if compressed else open
+    with opener(path, "rt", encoding="utf-8", newline="") as stream:
         if suffix == ".csv":
             rows: Iterable = _csv_rows(stream)
         elif suffix == ".parquet":

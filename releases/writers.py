@@ -1,5 +1,6 @@
 """The data files of a release, written side by side from one pass over its rows: Parquet
-(pyarrow, zstd), JSONL (one battle per line) and the Copilot Arena CSV view.
+(pyarrow, zstd), gzipped JSONL (one battle per line; plain JSON text of a large release is an
+order of magnitude larger than the Parquet file) and the Copilot Arena CSV view.
 
 The CSV view holds what Copilot Arena's own sample holds: completion battles with code and a
 winner (acceptedIndex 0 = the top completion, model_a). Code is written verbatim, so a cell
@@ -9,6 +10,8 @@ may begin with `=`; the card says to load the file with a CSV reader, not a spre
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import json
 from pathlib import Path
 from types import TracebackType
@@ -18,7 +21,7 @@ import pyarrow.parquet as pq
 
 from .columns import CSV_COLUMNS, SCHEMA
 
-PARQUET, JSONL, CSV = "battles.parquet", "battles.jsonl", "copilot_arena.csv"
+PARQUET, JSONL, CSV = "battles.parquet", "battles.jsonl.gz", "copilot_arena.csv"
 DATA_FILES = (PARQUET, JSONL, CSV)
 BATCH = 20_000
 ACCEPTED = {"model_a": 0, "model_b": 1}
@@ -35,7 +38,9 @@ class ReleaseWriter:
     def __enter__(self) -> ReleaseWriter:
         d = self.directory
         self._parquet = pq.ParquetWriter(d / PARQUET, SCHEMA, compression="zstd")
-        self._jsonl = open(d / JSONL, "w", encoding="utf-8")
+        # mtime 0: the same rows give the same bytes (and checksum) whenever written.
+        self._gzip = gzip.GzipFile(d / JSONL, "wb", compresslevel=6, mtime=0)
+        self._jsonl = io.TextIOWrapper(self._gzip, encoding="utf-8")
         self._csv_file = open(d / CSV, "w", encoding="utf-8", newline="")
         self._csv = csv.writer(self._csv_file)
         self._csv.writerow(CSV_COLUMNS)
@@ -79,4 +84,5 @@ class ReleaseWriter:
         finally:
             self._parquet.close()
             self._jsonl.close()
+            self._gzip.close()
             self._csv_file.close()

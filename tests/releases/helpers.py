@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def release_text(root: Path, r: DatasetRelease) -> str:
         path = root / r.version / f["name"]
         if f["name"].endswith(".parquet"):
             parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
+        elif f["name"].endswith(".gz"):
+            parts.append(gzip.decompress(path.read_bytes()).decode("utf-8"))
         else:
             parts.append(path.read_text(encoding="utf-8"))
     return "\n".join(parts)

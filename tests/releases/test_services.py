@@ -3,9 +3,11 @@ account names never reach a released file; options, keys and the card's counts."
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
+import subprocess
 from datetime import timedelta
 
 import yaml
@@ -104,7 +106,10 @@ def test_options_and_left_out_counts(models, keyed_api, release_dir):
     Battle.objects.filter(pair_id="live-pair-2").update(source=BattleSource.SIMULATED)
     Battle.objects.filter(pair_id="live-pair-3").update(received_at=old, source="external")
 
-    r = release(min_age_days=30)
+    # As docs/data.md shows it.
+    call_command("release_dataset", "--min-age-days", "30", "--license", "cc-by-4.0",
+                 stdout=io.StringIO())  # fmt: skip
+    r = DatasetRelease.objects.get()
     assert r.counts["battles"] == 1
     assert r.counts["left_out"] == {
         "newer than cutoff": 2,
@@ -156,12 +161,16 @@ def test_files_card_manifest_and_checksums(models, keyed_api, release_dir):
     names = {p.name for p in directory.iterdir()}
     assert names == {
         "battles.parquet",
-        "battles.jsonl",
+        "battles.jsonl.gz",
         "copilot_arena.csv",
         "README.md",
         "manifest.json",
         "SHA256SUMS",
     }
+    check = subprocess.run(
+        ["sha256sum", "-c", "SHA256SUMS"], cwd=directory, capture_output=True, text=True
+    )
+    assert check.returncode == 0 and check.stdout.count(": OK") == 5, check.stdout
     for line in (directory / "SHA256SUMS").read_text().splitlines():
         digest, name = line.split("  ")
         assert hashlib.sha256((directory / name).read_bytes()).hexdigest() == digest
@@ -178,7 +187,8 @@ def test_files_card_manifest_and_checksums(models, keyed_api, release_dir):
     ]
     manifest = json.loads((directory / "manifest.json").read_text())
     assert {f["name"] for f in manifest["files"]} >= {"battles.parquet", "README.md"}
-    jsonl = [json.loads(line) for line in (directory / "battles.jsonl").read_text().splitlines()]
+    lines = gzip.decompress((directory / "battles.jsonl.gz").read_bytes()).decode().splitlines()
+    jsonl = [json.loads(line) for line in lines]
     assert jsonl == rows(release_dir, r)
     csv_lines = (directory / "copilot_arena.csv").read_text().splitlines()
     assert csv_lines[0] == "prefix,suffix,model_a,model_b,acceptedIndex,completion_a,completion_b"
