@@ -12,14 +12,17 @@ from django.utils.html import format_html, format_html_join
 from core.audit import reason_action
 
 from . import services
-from .models import DatasetRelease
+from .models import DatasetRelease, version_validator
 from .selectors import file_url
 from .tasks import build_release_task
 
 
 class NewReleaseForm(forms.ModelForm):
     version = forms.CharField(
-        required=False, max_length=40, help_text="Empty: the cut-off's date (YYYY-MM-DD)."
+        required=False,
+        max_length=40,
+        validators=[version_validator],
+        help_text="Empty: the cut-off's date (YYYY-MM-DD).",
     )
 
     class Meta:
@@ -42,6 +45,12 @@ class NewReleaseForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["license"].initial = settings.ARENA_RELEASE_LICENSE
         self.fields["min_age_days"].initial = settings.ARENA_RELEASE_MIN_AGE_DAYS
+
+    def clean_version(self) -> str:
+        version = self.cleaned_data["version"].strip()
+        if version and DatasetRelease.objects.filter(version=version).exists():
+            raise forms.ValidationError(f"Release {version} exists already: choose another name.")
+        return version
 
 
 def _options(release: DatasetRelease, version: str = "") -> services.ReleaseOptions:

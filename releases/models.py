@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from django.core.validators import RegexValidator
 from django.db import models
+
+# A release's name is its directory in the storage and part of its URLs.
+VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+version_validator = RegexValidator(
+    VERSION_PATTERN,
+    "Letters, digits, dots, dashes and underscores, starting with a letter or digit.",
+)
 
 
 class DatasetRelease(models.Model):
@@ -17,7 +25,7 @@ class DatasetRelease(models.Model):
         REDACT = "redact", "Keep the vote, drop its code"
         DROP = "drop", "Leave the battle out"
 
-    version = models.CharField(max_length=40, unique=True)
+    version = models.CharField(max_length=40, unique=True, validators=[version_validator])
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.BUILDING)
     public = models.BooleanField(
         default=True, help_text="Listed on /data/ once ready (the files stay in the storage)."

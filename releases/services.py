@@ -28,7 +28,7 @@ from core.audit import record
 from . import selectors
 from .board import NO_USER, release_board
 from .card import finish
-from .models import DatasetRelease
+from .models import DatasetRelease, version_validator
 from .rows import RowMaker, release_key
 from .writers import ReleaseWriter
 
@@ -54,6 +54,8 @@ class ReleaseOptions:
 
 def start_release(*, options: ReleaseOptions, actor=None) -> DatasetRelease:
     """Record a new release (status building) with its cut-off: now less the minimum age."""
+    if options.version:
+        version_validator(options.version)
     cutoff = timezone.now() - timedelta(days=options.min_age_days)
     base = options.version or cutoff.date().isoformat()
     fields = {

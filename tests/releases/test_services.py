@@ -10,8 +10,10 @@ import json
 import subprocess
 from datetime import timedelta
 
+import pytest
 import yaml
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.utils import timezone
 
 from ingest.models import Battle, BattleSource, CodeContext
@@ -192,3 +194,17 @@ def test_files_card_manifest_and_checksums(models, keyed_api, release_dir):
     assert jsonl == rows(release_dir, r)
     csv_lines = (directory / "copilot_arena.csv").read_text().splitlines()
     assert csv_lines[0] == "prefix,suffix,model_a,model_b,acceptedIndex,completion_a,completion_b"
+
+
+def test_a_release_name_is_a_safe_unused_directory_name(db, release_dir):
+    def make(*args):
+        call_command("release_dataset", "--min-age-days", "0", *args, stdout=io.StringIO())
+
+    for bad in ("../outside", "a/b", ".hidden"):
+        with pytest.raises(CommandError, match="--name: Letters, digits"):
+            make("--name", bad)
+    make("--name", "v1")
+    with pytest.raises(CommandError, match="--name: version 'v1' exists already"):
+        make("--name", "v1")
+    assert [p.name for p in release_dir.iterdir()] == ["v1"]
+    assert DatasetRelease.objects.get().counts["battles"] == 0

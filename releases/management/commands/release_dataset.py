@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from core.cli import progress
@@ -68,8 +69,10 @@ class Command(BaseCommand):
         )
         try:
             release = start_release(options=options)
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+        except (ValueError, ValidationError) as exc:
+            raise CommandError(
+                f"--name: {'; '.join(getattr(exc, 'messages', [str(exc)]))}"
+            ) from exc
         if o["hidden"]:
             DatasetRelease.objects.filter(pk=release.pk).update(public=False)
         total = chosen(release).count()
