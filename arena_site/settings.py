@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "external",
     "moderation",
     "serving",
+    "releases",
     "evaluations",
     "contributors",
     "arena_site",
@@ -204,9 +205,10 @@ STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(PROJECT_DIR / "staticfiles
 # arena_site/static/ is found as the site app's own static folder; plotly.js is a vendored
 # partial bundle in it (static/vendor/plotly/, see its VERSION): no CDN.
 STATICFILES_DIRS: list = []
-STORAGES = {
+STORAGES: dict[str, dict] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # Dataset releases; filled in below, after their settings.
 }
 
 # Hashed names (cached for a year, `immutable`) and gzip/brotli copies made by collectstatic;
@@ -344,6 +346,30 @@ ARENA_AGGREGATION_WORK_MEM = env.str("ARENA_AGGREGATION_WORK_MEM", default="256M
 # intervals stay valid (docs/ratings.md, "Users in groups").
 ARENA_MAX_USER_CLUSTERS = env.int("ARENA_MAX_USER_CLUSTERS", default=4096)
 PERSONAL_HISTORY_INTERVAL = env.int("PERSONAL_HISTORY_INTERVAL", default=20)
+
+# Open data releases (releases/, docs/data.md). Files go to the "releases" storage: a
+# directory the web server serves at ARENA_RELEASES_URL (deploy/nginx.conf), or an object
+# store when ARENA_RELEASES_STORAGE names another Django storage backend (its options as
+# JSON in ARENA_RELEASES_STORAGE_OPTIONS). Django lists the files; it never streams them.
+ARENA_RELEASES_ROOT = Path(env.str("ARENA_RELEASES_ROOT", default=str(VAR_DIR / "releases")))
+ARENA_RELEASES_URL = env.str("ARENA_RELEASES_URL", default="/data/files/")
+ARENA_RELEASES_STORAGE = env.str(
+    "ARENA_RELEASES_STORAGE", default="django.core.files.storage.FileSystemStorage"
+)
+ARENA_RELEASES_STORAGE_OPTIONS = env.json("ARENA_RELEASES_STORAGE_OPTIONS", default={})
+# Only battles older than this many days go into a release (release_dataset --min-age-days).
+ARENA_RELEASE_MIN_AGE_DAYS = env.int("ARENA_RELEASE_MIN_AGE_DAYS", default=30)
+# The licence a release's card names unless the operator gives another (an SPDX-style id).
+ARENA_RELEASE_LICENSE = env.str("ARENA_RELEASE_LICENSE", default="cc-by-4.0")
+STORAGES["releases"] = {
+    "BACKEND": ARENA_RELEASES_STORAGE,
+    "OPTIONS": ARENA_RELEASES_STORAGE_OPTIONS
+    or (
+        {"location": str(ARENA_RELEASES_ROOT), "base_url": ARENA_RELEASES_URL}
+        if ARENA_RELEASES_STORAGE.endswith("FileSystemStorage")
+        else {}
+    ),
+}
 
 # Leaderboard recompute: after new votes (debounced) and on a beat schedule.
 RECOMPUTE_ON_VOTES = env.bool("RECOMPUTE_ON_VOTES", default=True)

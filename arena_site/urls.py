@@ -1,5 +1,9 @@
-"""URL map: admin, ingest (native API and extension routes), OpenAPI schema and docs, metrics."""
+"""URL map: admin, ingest (native API and extension routes), OpenAPI schema and docs, metrics,
+the public pages (and, under DEBUG only, the release files: a deployment's web server serves
+those)."""
 
+from django.conf import settings
+from django.conf.urls.static import static
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import (
@@ -14,6 +18,7 @@ from core.views import HealthView
 from external import urls as external_urls
 from ingest import urls as ingest_urls
 from leaderboard import urls as leaderboard_urls
+from releases import urls as releases_urls
 from serving import urls as serving_urls
 
 urlpatterns = [
@@ -32,5 +37,10 @@ urlpatterns = [
     path("", include(serving_urls.extension)),
     path("", include(contributors_urls.extension)),
     path("", include(contributors_urls.pages)),
+    path("", include(releases_urls.pages)),
     path("", include(leaderboard_urls.pages)),
 ]
+
+if settings.DEBUG and settings.ARENA_RELEASES_URL.startswith("/"):
+    # The embedded demo has no web server in front; static() adds nothing outside DEBUG.
+    urlpatterns += static(settings.ARENA_RELEASES_URL, document_root=settings.ARENA_RELEASES_ROOT)

@@ -117,6 +117,7 @@ def pages_and_read_api(c: Client, r: Results, model_key: str) -> set[str]:
         "list_models": "/list_models",
         "healthz": "/healthz",
         "take-part/": "/take-part/",
+        "data/": "/data/",
         "compare/": "/compare/",
     }
     for path in gets.values():

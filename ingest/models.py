@@ -36,6 +36,8 @@ class BattleSource(models.TextChoices):
     API = "api", "Native API"
     IMPORT = "import", "Imported file"
     SIMULATED = "simulated", "Simulated"
+    # Another arena's published votes (LMArena's preference datasets; ingest/transfer.py).
+    EXTERNAL = "external", "Another arena's release"
 
 
 class Battle(models.Model):

@@ -1,22 +1,32 @@
-"""Import and export of battles: the Copilot Arena sample CSV and the project's JSONL format.
+"""Import and export of battles: the Copilot Arena sample CSV, the project's JSONL format, and
+the release layouts (this project's dataset releases and LMArena's preference datasets) in
+JSONL or Parquet.
 
 Every row goes through the same validation as the API (`BattleSerializer`), so an import
-can never store what a client could not post. Bad rows are reported with their line and
-the reason, and the good rows are stored; importing the same file again stores nothing new
-(pair ids of CSV rows are derived from their content).
+can never store what a client could not post. Bad rows are reported with their line (a
+Parquet file's row number) and the reason, and the good rows are stored; importing the same
+file again stores nothing new (pair ids of CSV and LMArena rows are derived from their
+content or their own id).
+
+LMArena's layouts (the 33k, 55k, 100k and 140k column sets: `model_a`, `model_b`, `winner`
+or `winner_model_a/_b/_tie`, `conversation_a/_b` or `prompt`/`response_a/_b`, `tstamp` or
+`timestamp`, `judge` ...) are stored as source `external`, as Private votes: the
+conversations feed the labels and lengths in memory and are not kept (docs/data.md).
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from catalogue.models import ArenaModel
@@ -31,6 +41,33 @@ from .votes import VoteIn
 
 CHUNK = 500
 OUTCOME_KEYS = {int(v): k for k, v in OUTCOME_NAMES.items()}
+# A row with one of these and no `outcome` is in a release layout (`release_row`).
+WINNER_COLUMNS = ("winner", "winner_model_a", "winner_model_b", "winner_tie")
+# LMArena's winner values; the 33k set writes "tie (bothbad)" for both bad.
+WINNERS = {**{k: k for k in OUTCOME_NAMES}, "tie (bothbad)": "both_bad"}
+# Who voted, by layout: this project's releases (already a 64-character pseudonym, or none),
+# then LMArena's (their ids, pseudonymised here like any client's user id).
+USER_COLUMNS = ("judge", "judge_hash", "evaluation_session_id")
+# This project's own columns, taken as they are where a release row has them.
+NATIVE_COLUMNS = (
+    "kind",
+    "privacy",
+    "file_type",
+    "latency_a_ms",
+    "latency_b_ms",
+    "prefix_chars",
+    "suffix_chars",
+    "completion_a_chars",
+    "completion_b_chars",
+    "client_version",
+    "source",
+    "prefix",
+    "suffix",
+    "completion_a",
+    "completion_b",
+    "code_to_edit",
+    "user_input",
+)
 
 
 @dataclass
@@ -92,11 +129,127 @@ def _jsonl_rows(stream: IO[str]) -> Iterator[tuple[int, dict | str]]:
             yield number, f"not valid JSON: {exc.msg} at column {exc.colno}"
 
 
+def _parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    import pyarrow.parquet as pq  # only for Parquet files (a large import)
+
+    number = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK):
+        for row in batch.to_pylist():
+            number += 1
+            yield number, row
+
+
+def _turns(value: object) -> list[tuple[str, str]]:
+    """(role, text) of each turn of an LMArena conversation: a list of {role, content}, the
+    content a string or (140k) a list of parts with `text`; given as a list or as JSON."""
+    if isinstance(value, str):
+        text = value
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return [("user", text)]
+    turns = []
+    for turn in value if isinstance(value, list) else []:
+        if not isinstance(turn, dict):
+            continue
+        content = turn.get("content")
+        if isinstance(content, list):
+            content = "\n".join(
+                str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("text")
+            )
+        turns.append((str(turn.get("role") or ""), str(content or "")))
+    return turns
+
+
+def _texts(value: object) -> list[str]:
+    """The 55k set's `prompt` / `response_a` / `response_b`: JSON lists of strings."""
+    if isinstance(value, str):
+        text = value
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return [text]
+    return [str(v) for v in value if v is not None] if isinstance(value, list) else []
+
+
+def _winner(row: dict) -> str | None:
+    if "winner" in row:
+        return WINNERS.get(str(row["winner"]).strip())
+    chosen = [k for k in ("model_a", "model_b", "tie") if row.get(f"winner_{k}") in (1, True)]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def _timestamp(row: dict) -> str | None:
+    value = row.get("tstamp", row.get("timestamp"))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(float(value), tz=UTC).isoformat()
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    return value if isinstance(value, str) else None
+
+
+def _pair_id(row: dict) -> object:
+    """This project's release id as it is; LMArena rows an id derived from theirs (or from
+    the whole row where a layout has none), so a re-import finds them as duplicates."""
+    if "kind" in row and isinstance(row.get("id"), str):
+        return row["id"]
+    own = row.get("question_id", row.get("id"))
+    basis = [own, row.get("model_a"), row.get("model_b")] if own is not None else row
+    return "ext-" + hashlib.sha256(json.dumps(basis, default=str).encode()).hexdigest()[:40]
+
+
+def release_row(row: dict) -> dict | str:
+    """A row of a release layout (this project's, or one of LMArena's) as a native battle dict."""
+    winner = _winner(row)
+    if winner is None:
+        return "winner: not one of model_a, model_b, tie, both_bad (or no single winner_* flag)"
+    native = {
+        "pair_id": _pair_id(row),
+        "model_a": row.get("model_a"),
+        "model_b": row.get("model_b"),
+        "outcome": winner,
+        "received_at": _timestamp(row),
+        **{k: row[k] for k in NATIVE_COLUMNS if row.get(k) is not None},
+    }
+    if "user_hash" in row:
+        native["user_hash"] = row["user_hash"] or ""
+    else:
+        user = next((row[k] for k in USER_COLUMNS if row.get(k) not in (None, "")), None)
+        native["user_id"] = str(user) if user is not None else ""
+    if "privacy" not in native:
+        native.update(_conversation(row), kind="completion", privacy="Private")
+        native.setdefault("source", BattleSource.EXTERNAL)
+    return native
+
+
+def _conversation(row: dict) -> dict:
+    """An LMArena battle's texts as a vote's context (kept in memory only: Private): the
+    user's turns as the prefix, each side's answers as its completion, cut to the code
+    limit (the lengths then count what was kept)."""
+    limit = settings.ARENA_MAX_CODE_CHARS
+    if "conversation_a" in row:
+        a, b = _turns(row.get("conversation_a")), _turns(row.get("conversation_b"))
+        prompt = [t for role, t in a if role == "user"]
+        answers = [[t for role, t in side if role == "assistant"] for side in (a, b)]
+    else:
+        prompt = _texts(row.get("prompt"))
+        answers = [_texts(row.get("response_a")), _texts(row.get("response_b"))]
+    return {
+        "prefix": "\n\n".join(prompt)[:limit],
+        "completion_a": "\n\n".join(answers[0])[:limit],
+        "completion_b": "\n\n".join(answers[1])[:limit],
+    }
+
+
 def _to_vote(item: dict | str, source: str) -> VoteIn | str:
     if isinstance(item, str):
         return item
     if not isinstance(item, dict):
         return "each line must be a JSON object"
+    if "outcome" not in item and any(k in item for k in WINNER_COLUMNS):
+        item = release_row(item)
+        if isinstance(item, str):
+            return item
     data = dict(item)
     user_hash = data.pop("user_hash", None) if "user_id" not in data else None
     if user_hash is not None:
@@ -127,19 +280,29 @@ def import_battles(
     progress: Callable[[Iterable], Iterable] = lambda rows: rows,
     add_unknown_models: bool = False,
 ) -> ImportReport:
-    """Import a `.csv` (Copilot Arena sample) or `.jsonl` (our export) file.
+    """Import a `.csv` (Copilot Arena sample), `.jsonl` (our export, or a release layout) or
+    `.parquet` (a release layout) file; `.csv.gz` and `.jsonl.gz` are read through gzip.
 
     A row naming a model the catalogue does not know is rejected (listed in
     `unknown_models`), unless `add_unknown_models`: then the model is created first (named
     after its key, audited) -- for restoring an export onto a fresh database."""
     report = ImportReport()
-    with open(path, encoding="utf-8", newline="") as stream:
-        if path.suffix.lower() == ".csv":
+    name = path.name.lower()
+    compressed = name.endswith(".gz")  # a text format gzipped (a release's JSONL)
+    suffix = Path(name.removesuffix(".gz")).suffix
+    if suffix not in (".csv", ".jsonl", ".ndjson") and (compressed or suffix != ".parquet"):
+        raise ValueError(
+            f"Unknown file type '{''.join(path.suffixes)}': expected .csv, .jsonl or .parquet "
+            "(.csv and .jsonl may be gzipped: .gz)"
+        )
+    opener = gzip.open if compressed else open
+    with opener(path, "rt", encoding="utf-8", newline="") as stream:
+        if suffix == ".csv":
             rows: Iterable = _csv_rows(stream)
-        elif path.suffix.lower() in (".jsonl", ".ndjson"):
-            rows = _jsonl_rows(stream)
+        elif suffix == ".parquet":
+            rows = _parquet_rows(path)
         else:
-            raise ValueError(f"Unknown file type '{path.suffix}': expected .csv or .jsonl")
+            rows = _jsonl_rows(stream)
         chunk: list[tuple[int, VoteIn]] = []
         for line, item in progress(rows):
             report.rows += 1

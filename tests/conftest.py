@@ -114,3 +114,20 @@ def celery_worker(transactional_db, settings, monkeypatch):
 
     with running_worker(redis_url=settings.REDIS_URL, monkeypatch=monkeypatch) as proc:
         yield proc
+
+
+@pytest.fixture
+def release_dir(tmp_path, settings, monkeypatch):
+    """The dataset releases' storage in a fresh directory (also for a worker started after it)."""
+    root = tmp_path / "releases"
+    root.mkdir()
+    settings.ARENA_RELEASES_ROOT = root
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "releases": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(root), "base_url": settings.ARENA_RELEASES_URL},
+        },
+    }
+    monkeypatch.setenv("ARENA_RELEASES_ROOT", str(root))
+    return root

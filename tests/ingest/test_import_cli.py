@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +75,21 @@ def test_a_binary_file_is_a_one_line_error(db, tmp_path):
     f = tmp_path / "binary.jsonl"
     f.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(CommandError, match=r"binary\.jsonl"):
+        _import(str(f))
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("cut.jsonl.gz", gzip.compress(b'{"pair_id": "p"}\n' * 50)[:-12]),
+        ("plain.jsonl.gz", b'{"pair_id": "p"}\n'),
+        ("not.parquet", b"PAR1 but nothing else"),
+    ],
+)
+def test_a_broken_compressed_or_parquet_file_is_a_one_line_error(db, tmp_path, name, content):
+    f = tmp_path / name
+    f.write_bytes(content)
+    with pytest.raises(CommandError, match=re.escape(name)):
         _import(str(f))
 
 

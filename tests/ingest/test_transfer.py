@@ -120,5 +120,5 @@ def test_jsonl_bad_lines_are_reported(catalogue, tmp_path):
 def test_unknown_extension_is_a_command_error(db, tmp_path):
     path = tmp_path / "x.txt"
     path.write_text("hello")
-    with pytest.raises(CommandError, match=r"expected \.csv or \.jsonl"):
+    with pytest.raises(CommandError, match=r"expected \.csv, \.jsonl or \.parquet"):
         run("import_battles", str(path))

@@ -1,9 +1,11 @@
-"""manage.py import_battles FILE: the Copilot Arena sample CSV or this project's JSONL export.
+"""manage.py import_battles FILE: the Copilot Arena sample CSV, this project's JSONL export, or a
+release layout (this project's dataset releases, LMArena's preference datasets) in JSONL or Parquet.
 
 Exit status 1 (with a one-line reason) when the file cannot be read, holds no battles, or
 every row was rejected; 0 when at least one row was stored or was already present.
 """
 
+import zlib
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -14,7 +16,8 @@ from ingest.transfer import import_battles
 
 class Command(BaseCommand):
     help = (
-        "Import battles from a Copilot Arena sample .csv or a .jsonl export; bad rows are reported."
+        "Import battles from a Copilot Arena sample .csv, a .jsonl export, or a release "
+        "(.parquet, .jsonl, .jsonl.gz; ours or LMArena's); bad rows are reported."
     )
 
     def add_arguments(self, parser):
@@ -36,7 +39,7 @@ class Command(BaseCommand):
 
         try:
             report = import_battles(file, progress=bar, add_unknown_models=add_unknown_models)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, EOFError, zlib.error) as exc:
             raise CommandError(f"{file}: {exc}") from exc
         except OSError as exc:
             raise CommandError(f"{file}: {exc.strerror or exc}") from exc
