@@ -122,12 +122,20 @@ if EMBEDDED:
     }
 else:
     DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # A database that does not answer fails a request in seconds (503), never hangs it.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3)
-    )
+    _connect_timeout = env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", _connect_timeout)
+    # Connections come from a psycopg pool per process (Django's `pool` option): a pairs
+    # worker with a hundred threads waiting on providers holds a few connections, not one
+    # per thread. Each is checked as it is taken (CONN_HEALTH_CHECKS), so connections left
+    # dead by a PostgreSQL restart are replaced instead of failing requests.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DATABASE_POOL_SIZE", default=8),
+        "timeout": _connect_timeout,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
@@ -284,12 +292,6 @@ ARENA_THROTTLE_RATES = {
     "pair_user": env.str("THROTTLE_PAIR_USER", default="300/min"),
     "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),
 }
-# The extensions' cookie-less requests to the vote and pair routes skip the middleware and
-# DRF machinery that does nothing for them (arena_site/lean_wsgi.py, core/lean.py); off =
-# every request through the full stack, as before. Off by default under DEBUG, where DRF's
-# browsable API renders those routes as HTML pages, which want the session, CSRF and auth
-# middleware.
-ARENA_LEAN_ROUTES = env.bool("ARENA_LEAN_ROUTES", default=not DEBUG)
 # Size limits (documented in docs/api.md). A body over its route's limit gets 413.
 ARENA_MAX_BODY_BYTES = env.int("ARENA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
 ARENA_MAX_BATCH_BODY_BYTES = env.int("ARENA_MAX_BATCH_BODY_BYTES", default=32 * 1024 * 1024)
@@ -365,11 +367,10 @@ WORKER_HEARTBEAT_STALE_SECONDS = env.float("WORKER_HEARTBEAT_STALE_SECONDS", def
 # Snapshots older than this many days are thinned to the last one of each day (history).
 SNAPSHOT_KEEP_ALL_DAYS = env.int("SNAPSHOT_KEEP_ALL_DAYS", default=2)
 # Pair serving (README "Serving completion pairs"): one pair's time budget including
-# substitutes, DB threads per web process for the pair path (0 = inline), latency refits.
+# substitutes, latency refits.
 SERVING_PAIR_DEADLINE_SECONDS = env.float("SERVING_PAIR_DEADLINE_SECONDS", default=15.0)
 SERVING_SUBSTITUTE_MIN_SECONDS = env.float("SERVING_SUBSTITUTE_MIN_SECONDS", default=1.0)
 SERVING_MAX_OUTPUT_TOKENS = env.int("SERVING_MAX_OUTPUT_TOKENS", default=1024)
-SERVING_DB_THREADS = env.int("SERVING_DB_THREADS", default=0 if EMBEDDED else 4)
 SERVING_FIT_INTERVAL_SECONDS = env.int("SERVING_FIT_INTERVAL_SECONDS", default=300)
 # Slice fits of a recompute shared with idle workers (leaderboard/fanout.py); a worker's
 # claim on a slice lapses after this many seconds without a result (it died).
