@@ -140,20 +140,23 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
 # Redis is optional at run time (docs/reliability.md): short timeouts on every connection,
-# and a per-process breaker that stops trying for REDIS_BREAKER_SECONDS after a failure.
+# and a per-process circuit breaker (core/redis_client.py) that stops trying for
+# REDIS_BREAKER_SECONDS after a failure.
 REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=0.5)
 REDIS_CONNECT_TIMEOUT = env.float("REDIS_CONNECT_TIMEOUT", default=0.5)
 REDIS_BREAKER_SECONDS = env.float("REDIS_BREAKER_SECONDS", default=5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            # RedisCache that answers misses while Redis is unreachable (core/cache.py).
-            "BACKEND": "core.cache.DegradingRedisCache",
+            # django-redis: while Redis is unreachable a read is a miss and a write is dropped.
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="arena"),
             "OPTIONS": {
-                "socket_timeout": REDIS_SOCKET_TIMEOUT,
-                "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+                "SOCKET_TIMEOUT": REDIS_SOCKET_TIMEOUT,
+                "SOCKET_CONNECT_TIMEOUT": REDIS_CONNECT_TIMEOUT,
+                "IGNORE_EXCEPTIONS": True,
+                "CONNECTION_FACTORY": "core.redis_client.ConnectionFactory",
             },
         }
     }
