@@ -73,16 +73,16 @@ class _Guarded:
     def _connect(self):
         try:
             with breaker.calling():
-                return super()._connect()  # type: ignore[misc]
+                return super()._connect()
         except pybreaker.CircuitBreakerError:
             raise redis.exceptions.ConnectionError("Redis circuit breaker open") from None
 
     def read_response(self, *args, **kwargs):
         try:
             with breaker.calling():
-                return super().read_response(*args, **kwargs)  # type: ignore[misc]
+                return super().read_response(*args, **kwargs)
         except pybreaker.CircuitBreakerError:
-            self.disconnect()  # type: ignore[attr-defined]  # its reply may still come
+            self.disconnect()  # its reply may still come
             raise redis.exceptions.ConnectionError("Redis circuit breaker open") from None
 
 
