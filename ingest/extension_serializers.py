@@ -108,7 +108,7 @@ class _OutcomeBase(serializers.Serializer):
 
     @classmethod
     def vote_from(cls, d: dict) -> VoteIn:
-        """The vote of a serializer's `validated_data`."""
+        """The vote of validated data (`validated_data`, or ingest.validation's result)."""
         raise NotImplementedError
 
 

@@ -26,6 +26,7 @@ from .extension_serializers import (
 )
 from .pseudonyms import pseudonymise_user
 from .services import record_battle
+from .validation import validator_for
 from .views import ERRORS, VoteView
 from .votes import CompletionIn
 
@@ -36,9 +37,7 @@ class _OutcomeView(VoteView):
     serializer_class: type[CompletionOutcomeSerializer | EditOutcomeSerializer]
 
     def put(self, request):
-        serializer = self.serializer_class(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validator_for(self.serializer_class).validate(request.data)
         result = record_battle(
             vote=self.serializer_class.vote_from(data), client=request.auth, ip=client_ip(request)
         )
@@ -75,9 +74,7 @@ class AddCompletionView(VoteView):
         summary="Extension: a completion was shown",
     )
     def put(self, request):
-        serializer = AddCompletionSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validator_for(AddCompletionSerializer).validate(request.data)
         created = record_completion(completion=AddCompletionSerializer.completion_from(data))
         return Response({"status": "success", "created": created})
 
@@ -89,9 +86,7 @@ class SingleOutcomeView(VoteView):
         summary="Extension: the only completion shown was accepted",
     )
     def put(self, request):
-        serializer = SingleOutcomeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        d = serializer.validated_data
+        d = validator_for(SingleOutcomeSerializer).validate(request.data)
         created = record_single_outcome(
             completion=CompletionIn(
                 completion_id=d["completionId"],

@@ -69,7 +69,7 @@ class BattleSerializer(serializers.Serializer):
 
     @staticmethod
     def vote_from(d: dict, *, source: str = BattleSource.API) -> VoteIn:
-        """The vote of a serializer's `validated_data`."""
+        """The vote of validated data (`validated_data`, or ingest.validation's result)."""
         prefix, suffix = d["prefix"], d["suffix"]
         return VoteIn(
             pair_id=d["pair_id"],

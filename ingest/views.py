@@ -22,6 +22,7 @@ from .serializers import (
     BattleSerializer,
 )
 from .services import BatchRejected, record_battle, record_battles
+from .validation import validator_for
 
 JSON_RENDERER = SafeJSONRenderer()
 
@@ -77,9 +78,7 @@ class BattleView(VoteView):
         "nothing; the same `pair_id` with a different vote answers 409.",
     )
     def post(self, request):
-        serializer = BattleSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validator_for(BattleSerializer).validate(request.data)
         result = record_battle(
             vote=BattleSerializer.vote_from(data, source=BattleSource.API),
             client=request.auth,
@@ -124,14 +123,13 @@ class BattleBatchView(VoteView):
                 }
             )
         votes, errors = [], {}
+        validator = validator_for(BattleSerializer)
         for i, item in enumerate(items):
-            serializer = BattleSerializer(data=item)
-            if serializer.is_valid():
-                votes.append(
-                    BattleSerializer.vote_from(serializer.validated_data, source=BattleSource.API)
-                )
+            data, item_errors = validator.errors_or_data(item)
+            if item_errors is not None:
+                errors[i] = item_errors
             else:
-                errors[i] = serializer.errors
+                votes.append(BattleSerializer.vote_from(data, source=BattleSource.API))
         if errors:
             raise BatchRejected(errors, conflict=False)
         result = record_battles(votes=votes, client=request.auth, ip=client_ip(request))

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from core.auth import AnonymousAllowed, ApiKeyAuthentication
 from core.metrics import PAIRS
 from core.throttles import PAIR_THROTTLES
+from ingest.validation import validator_for
 
 from . import services
 from .serializers import CreateEditPairSerializer, CreatePairSerializer
@@ -110,10 +111,8 @@ class CreatePairView(_PairView):
         summary="Extension: two completions from two models, top/bottom randomised",
     )
     def post(self, request):
-        serializer = CreatePairSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        pair = CreatePairSerializer.request_from(serializer.validated_data)
-        return Response(services.create_pair(request=pair))
+        data = validator_for(CreatePairSerializer).validate(request.data)
+        return Response(services.create_pair(request=CreatePairSerializer.request_from(data)))
 
 
 class CreateEditPairView(_PairView):
@@ -125,7 +124,6 @@ class CreateEditPairView(_PairView):
         summary="Extension: two rewrites of the selection from two chat models",
     )
     def post(self, request):
-        serializer = CreateEditPairSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        pair = CreateEditPairSerializer.request_from(serializer.validated_data)
+        data = validator_for(CreateEditPairSerializer).validate(request.data)
+        pair = CreateEditPairSerializer.request_from(data)
         return Response(services.create_edit_pair(request=pair))
