@@ -56,10 +56,27 @@ class _Log(pybreaker.CircuitBreakerListener):
             log.info("Redis answers again")
 
 
+class _Breaker(pybreaker.CircuitBreaker):
+    """pybreaker's breaker, open for `REDIS_BREAKER_SECONDS` unless given a time of its own.
+
+    Read when the breaker is open, not at import: importing the site must not load settings.
+    """
+
+    _own_timeout: float | None = None
+
+    @property
+    def reset_timeout(self) -> float:
+        own = self._own_timeout
+        return float(settings.REDIS_BREAKER_SECONDS) if own is None else own
+
+    @reset_timeout.setter
+    def reset_timeout(self, timeout: float | None) -> None:
+        self._own_timeout = timeout
+
+
 # Per process: each web worker finds out on its own, at the cost of one failed command.
-breaker = pybreaker.CircuitBreaker(
+breaker = _Breaker(
     fail_max=1,
-    reset_timeout=float(settings.REDIS_BREAKER_SECONDS),
     # Only Redis being away counts; a command Redis refused (ResponseError) does not.
     exclude=[lambda exc: not isinstance(exc, REDIS_ERRORS)],
     listeners=[_Log()],

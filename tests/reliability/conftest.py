@@ -101,8 +101,8 @@ def on_redis(settings, private_redis):
     }
     # Long enough that no probe falls inside a test: each test sees exactly the failures
     # its requests caused (a test that wants a probe sets it to 0).
-    timeout, breaker.reset_timeout = breaker.reset_timeout, 3600
+    breaker.reset_timeout = 3600
     breaker.close()
     yield private_redis
-    breaker.reset_timeout = timeout
+    breaker.reset_timeout = None  # REDIS_BREAKER_SECONDS again
     breaker.close()
