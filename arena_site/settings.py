@@ -89,7 +89,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "core.middleware.CachedCSPMiddleware",  # django-csp's, policy built once; none on 304s
+    "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout answer.
     "axes.middleware.AxesMiddleware",
 ]
@@ -123,30 +123,41 @@ if EMBEDDED:
     }
 else:
     DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # A database that does not answer fails a request in seconds (503), never hangs it.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3)
-    )
+    _connect_timeout = env.int("DATABASE_CONNECT_TIMEOUT", default=3)
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", _connect_timeout)
+    # Connections come from a psycopg pool per process (Django's `pool` option): a pairs
+    # worker with a hundred threads waiting on providers holds a few connections, not one
+    # per thread. Each is checked as it is taken (CONN_HEALTH_CHECKS), so connections left
+    # dead by a PostgreSQL restart are replaced instead of failing requests.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DATABASE_POOL_SIZE", default=8),
+        "timeout": _connect_timeout,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
 # Redis is optional at run time (docs/reliability.md): short timeouts on every connection,
-# and a per-process breaker that stops trying for REDIS_BREAKER_SECONDS after a failure.
+# and a per-process circuit breaker (core/redis_client.py) that stops trying for
+# REDIS_BREAKER_SECONDS after a failure.
 REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=0.5)
 REDIS_CONNECT_TIMEOUT = env.float("REDIS_CONNECT_TIMEOUT", default=0.5)
 REDIS_BREAKER_SECONDS = env.float("REDIS_BREAKER_SECONDS", default=5.0)
 if REDIS_URL:
     CACHES = {
         "default": {
-            # RedisCache that answers misses while Redis is unreachable (core/cache.py).
-            "BACKEND": "core.cache.DegradingRedisCache",
+            # django-redis: while Redis is unreachable a read is a miss and a write is dropped.
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="arena"),
             "OPTIONS": {
-                "socket_timeout": REDIS_SOCKET_TIMEOUT,
-                "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+                "SOCKET_TIMEOUT": REDIS_SOCKET_TIMEOUT,
+                "SOCKET_CONNECT_TIMEOUT": REDIS_CONNECT_TIMEOUT,
+                "IGNORE_EXCEPTIONS": True,
+                "CONNECTION_FACTORY": "core.redis_client.ConnectionFactory",
             },
         }
     }
@@ -286,12 +297,6 @@ ARENA_THROTTLE_RATES = {
     "pair_user": env.str("THROTTLE_PAIR_USER", default="300/min"),
     "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),
 }
-# The extensions' cookie-less requests to the vote and pair routes skip the middleware and
-# DRF machinery that does nothing for them (arena_site/lean_wsgi.py, core/lean.py); off =
-# every request through the full stack, as before. Off by default under DEBUG, where DRF's
-# browsable API renders those routes as HTML pages, which want the session, CSRF and auth
-# middleware.
-ARENA_LEAN_ROUTES = env.bool("ARENA_LEAN_ROUTES", default=not DEBUG)
 # Size limits (documented in docs/api.md). A body over its route's limit gets 413.
 ARENA_MAX_BODY_BYTES = env.int("ARENA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
 ARENA_MAX_BATCH_BODY_BYTES = env.int("ARENA_MAX_BATCH_BODY_BYTES", default=32 * 1024 * 1024)
@@ -385,11 +390,10 @@ WORKER_HEARTBEAT_STALE_SECONDS = env.float("WORKER_HEARTBEAT_STALE_SECONDS", def
 # Snapshots older than this many days are thinned to the last one of each day (history).
 SNAPSHOT_KEEP_ALL_DAYS = env.int("SNAPSHOT_KEEP_ALL_DAYS", default=2)
 # Pair serving (README "Serving completion pairs"): one pair's time budget including
-# substitutes, DB threads per web process for the pair path (0 = inline), latency refits.
+# substitutes, latency refits.
 SERVING_PAIR_DEADLINE_SECONDS = env.float("SERVING_PAIR_DEADLINE_SECONDS", default=15.0)
 SERVING_SUBSTITUTE_MIN_SECONDS = env.float("SERVING_SUBSTITUTE_MIN_SECONDS", default=1.0)
 SERVING_MAX_OUTPUT_TOKENS = env.int("SERVING_MAX_OUTPUT_TOKENS", default=1024)
-SERVING_DB_THREADS = env.int("SERVING_DB_THREADS", default=0 if EMBEDDED else 4)
 SERVING_FIT_INTERVAL_SECONDS = env.int("SERVING_FIT_INTERVAL_SECONDS", default=300)
 # Slice fits of a recompute shared with idle workers (leaderboard/fanout.py); a worker's
 # claim on a slice lapses after this many seconds without a result (it died).

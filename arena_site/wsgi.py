@@ -4,24 +4,15 @@ The natural-language detector's models are loaded here, once: with `--preload` g
 master loads them before forking and the workers share the pages, instead of each worker
 loading its own copy on its first vote (and making that vote wait seconds).
 Set ARENA_PRELOAD_LABELS=0 to skip it.
-
-The extensions' cookie-less requests to the vote and pair routes are served by a lean
-handler (arena_site/lean_wsgi.py) unless ARENA_LEAN_ROUTES is off.
 """
 
 import os
 from wsgiref.types import WSGIApplication
 
-from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
 application: WSGIApplication = get_wsgi_application()
-
-if settings.ARENA_LEAN_ROUTES:
-    from arena_site.lean_wsgi import MachineRouteDispatch
-
-    application = MachineRouteDispatch(application)
 
 if os.environ.get("ARENA_PRELOAD_LABELS", "1") != "0":
     from analysis.labels.natural_language import warm_up

@@ -199,6 +199,14 @@ def child(args: argparse.Namespace) -> None:
     # Django's handler where the tree has one).
     from arena_site.wsgi import application as handler
 
+    try:  # a tree whose pair path has database threads of its own (before issue 26)
+        from serving.dbwork import drain, run_db
+    except ImportError:
+        run_db = None
+
+        def drain() -> None:
+            pass
+
     tag = uuid.uuid4().hex[:8]
     specs = {
         "extension": ("PUT", "/add_completion_outcome", extension_body, None),
@@ -237,8 +245,8 @@ def child(args: argparse.Namespace) -> None:
 
     def in_threads(call) -> None:
         """Run `call` in the request thread, the engine's loop thread and the database
-        thread (profiles are per thread; the child runs one database thread when profiling)."""
-        from serving.dbwork import run_db
+        thread if the tree has one (profiles are per thread; the child runs one database
+        thread when profiling)."""
         from serving.engine import engine
 
         async def on_loop() -> None:
@@ -246,11 +254,10 @@ def child(args: argparse.Namespace) -> None:
 
         call()
         asyncio.run_coroutine_threadsafe(on_loop(), engine().loop).result()
-        run_db(call)
+        if run_db is not None:
+            run_db(call)
 
     def batch(route: str, label: str, n: int, profilers=None) -> float:
-        from serving.dbwork import drain
-
         method, path, make, key = specs[route]
         envs = [
             environ(
@@ -284,7 +291,8 @@ def child(args: argparse.Namespace) -> None:
         batch(route, "warm", max(50, n // 10))  # caches, connections, the engine's pools
         if args.profile:
             # Each thread's own CPU time (request, engine loop, database thread), summed.
-            profilers = [cProfile.Profile(time.thread_time) for _ in range(3)]
+            threads = 2 if run_db is None else 3
+            profilers = [cProfile.Profile(time.thread_time) for _ in range(threads)]
             ms = batch(route, "prof", n, profilers)
             stats = pstats.Stats(*profilers)
             if args.pstats_dir:

@@ -449,11 +449,10 @@ def report(results: list[dict], *, commit: str, args, load_start: float) -> str:
         + ("yes." if all(r["concurrent"]["logs_match"] for r in results) else "NO (see --json)."),
         "- Configuration: `gunicorn arena_site.wsgi --worker-class gthread --workers W --threads T` "
         "(Django views stay synchronous). Each worker process runs one asyncio loop thread that "
-        "makes every provider call through small keep-alive HTTP/1.1 pools per provider "
-        "(`serving/engine.py`, `serving/http11.py`); a request's thread only waits on it. The pair path's database "
-        "work runs on `SERVING_DB_THREADS` (4) threads per process and the completion logs are "
-        "written after the answer, so waiting requests hold no database connection (the "
-        "DB connections column counts all of them during a run).",
+        "makes every provider call through small keep-alive httpx pools per provider "
+        "(`serving/engine.py`); a request's thread only waits on it. Database connections come "
+        "from a psycopg pool per process (`DATABASE_POOL_SIZE`), so waiting requests hold none "
+        "(the DB connections column counts all of them during a run).",
         "- Server CPU / 1k pairs is the CPU time of gunicorn's processes per 1,000 answered pairs; "
         "machine busy is the whole machine's CPU use during the runs (stub, wrk, PostgreSQL, "
         "Redis and anything else running included). 200 concurrent requests on 1-second providers "

@@ -1,44 +1,39 @@
-"""HTTP caching of the public reads: ETag, Last-Modified, Cache-Control and the 304 answer.
+"""HTTP caching of the public reads: Django's `condition` plus public Cache-Control.
 
 Everything a board page or read-API response shows comes from the published snapshot (the
 correlations also from results computed after it, which `version` covers), so the snapshot
 id plus the full path, query string included, identifies the body: the same identity
 `page_cache` keys rendered pages by. The ETag is derived from it, Last-Modified is the
-snapshot's publication time, and a new snapshot changes both.
+snapshot's publication time, and a new snapshot changes both. They are computed before the
+view runs, so a body is never older than its validators.
 
-A conditional request that still matches is answered 304 before the view runs: it costs
-the published id and its publication time, both memoised per process (core.hotcache), and
-renders nothing. Only a 200 gets the public headers; errors, redirects and other methods
-pass through untouched. With no snapshot published yet there is nothing to validate
-against: the 200 carries no ETag or Last-Modified and `Cache-Control: no-cache`, so the
-first publication shows at once.
+`django.views.decorators.http.condition` answers a conditional request that still matches
+with 304 before the view runs: it costs the published id and its publication time, both
+memoised per process (core.hotcache). 200s and 304s then get `Cache-Control: public,
+max-age, stale-while-revalidate`; errors, redirects and other methods none. With no
+snapshot published yet there is nothing to validate against: the answer carries no ETag or
+Last-Modified and `Cache-Control: no-cache`, so the first publication shows at once.
 
 nginx's gzip turns the ETag weak (W/"..."); Django's If-None-Match check compares weakly,
-so a weakened tag still matches. Behind a CDN or nginx's proxy_cache (docs/scaling.md)
-`public, max-age, stale-while-revalidate` lets the cache answer most reads by itself.
+so a weakened tag still matches. Behind a CDN or nginx's proxy_cache (docs/scaling.md) the
+public headers let the cache answer most reads by itself.
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
-from django.utils.cache import get_conditional_response, patch_cache_control
-from django.utils.http import http_date, quote_etag
+from django.http import HttpRequest
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import condition
 
 from . import selectors
 
-
-@dataclass(frozen=True)
-class Validators:
-    etag: str  # quoted, strong
-    last_modified: int  # seconds since the epoch
+Validators = tuple[str, dt.datetime]  # (ETag without quotes, Last-Modified)
 
 
 def read_validators(
@@ -48,6 +43,8 @@ def read_validators(
     modified: Callable[[HttpRequest], dt.datetime | None] | None = None,
 ) -> Validators | None:
     """The validators of the current answer to `request`; None while nothing is published."""
+    if request.headers.get("If-None-Match", "").strip() == "*":
+        return None  # whether the resource exists at all: only the view knows
     sid = selectors.published_snapshot_id()
     if sid is None:
         return None
@@ -57,27 +54,17 @@ def read_validators(
     extra = f":{version(request)}" if version is not None else ""
     variant = hashlib.sha256(f"{extra}:{request.get_full_path()}".encode()).hexdigest()[:20]
     later = modified(request) if modified is not None else None
-    at = max(published, later) if later is not None else published
-    return Validators(
-        etag=quote_etag(f"s{sid}-{variant}"),
-        last_modified=calendar.timegm(at.utctimetuple()),
-    )
+    return f"s{sid}-{variant}", max(published, later) if later is not None else published
 
 
-def _mark(response: HttpResponse, validators: Validators | None) -> HttpResponse:
-    if validators is None:
-        patch_cache_control(response, no_cache=True)
-        return response
-    response.headers["ETag"] = validators.etag
-    response.headers["Last-Modified"] = http_date(validators.last_modified)
-    swr = settings.ARENA_READ_STALE_WHILE_REVALIDATE
-    patch_cache_control(
-        response,
-        public=True,
-        max_age=settings.ARENA_READ_MAX_AGE,
-        **({"stale_while_revalidate": swr} if swr > 0 else {}),
-    )
-    return response
+def _etag(request, *args, **kwargs) -> str | None:
+    validators = request.read_validators
+    return None if validators is None else validators[0]
+
+
+def _last_modified(request, *args, **kwargs) -> dt.datetime | None:
+    validators = request.read_validators
+    return None if validators is None else validators[1]
 
 
 def public_read(
@@ -86,7 +73,7 @@ def public_read(
     version: Callable[[HttpRequest], str] | None = None,
     modified: Callable[[HttpRequest], dt.datetime | None] | None = None,
 ):
-    """Give a public read view's 200s the cache headers and answer revalidations with 304.
+    """Validators and a 304 by `condition`, public caching of the 200s and 304s.
 
     `version(request)` is folded into the ETag for data that changes after the snapshot is
     published; `modified(request)` is when that data last changed (Last-Modified is the
@@ -95,30 +82,28 @@ def public_read(
     """
 
     def decorate(view):
+        conditional = condition(etag_func=_etag, last_modified_func=_last_modified)(view)
+
         @wraps(view)
         def wrapper(request, *args, **kwargs):
             if request.method not in ("GET", "HEAD"):
                 return view(request, *args, **kwargs)
-            before = read_validators(request, version=version, modified=modified)
-            # `*` asks whether the resource exists at all, which only the view knows.
-            if before is not None and request.headers.get("If-None-Match", "").strip() != "*":
-                answer = get_conditional_response(
-                    request, etag=before.etag, last_modified=before.last_modified
-                )
-                if isinstance(answer, HttpResponseNotModified):
-                    return _mark(answer, before)
-                if answer is not None:  # 412 Precondition Failed: an error, not cacheable
-                    return answer
-            response = view(request, *args, **kwargs)
-            if response.status_code != 200:
+            validators = read_validators(request, version=version, modified=modified)
+            request.read_validators = validators  # read by both of condition's callables
+            response = conditional(request, *args, **kwargs)
+            if response.status_code not in (200, 304):
                 return response
-            # A snapshot published while the view ran: the body may be of either one, so
-            # it gets no validator that could pin the older body to the newer snapshot.
-            after = read_validators(request, version=version, modified=modified)
-            if after != before:
+            if validators is None:
                 patch_cache_control(response, no_cache=True)
                 return response
-            return _mark(response, after)
+            swr = settings.ARENA_READ_STALE_WHILE_REVALIDATE
+            patch_cache_control(
+                response,
+                public=True,
+                max_age=settings.ARENA_READ_MAX_AGE,
+                **({"stale_while_revalidate": swr} if swr > 0 else {}),
+            )
+            return response
 
         return wrapper
 

@@ -1,8 +1,8 @@
 """Provider calls for the pair path: one asyncio loop per process, both sides at once.
 
 Django views here are synchronous (WSGI). A pair request hands its two calls to a
-per-process event loop running on a daemon thread, with a few small HTTP/1.1 connection
-pools per provider (`http11.Http11Pool`, keep-alive connections; see `_Shards`), and blocks until the pair is
+per-process event loop running on a daemon thread, with a few small ``httpx.AsyncClient``
+pools per provider (keep-alive connections; see `_Shards`), and blocks until the pair is
 settled. So the two calls run concurrently (the wait is the slower one, not the sum), a
 process can have hundreds of calls in flight on one thread, and the view's thread only
 sleeps meanwhile.
@@ -36,7 +36,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .http11 import Http11Pool
+import httpx
+
 from .providers import Generation, Prompt, ProviderConfig, ProviderError, complete
 
 # Seconds the waiting thread allows beyond the deadline for the loop to hand back results.
@@ -102,21 +103,27 @@ class _Shards:
     counts all connections for every idle one). With one client and a few hundred calls in
     flight, that bookkeeping alone saturated the loop thread (200 concurrent pairs took 6 s
     instead of 1 s). Small pools keep it negligible: a call goes to the least busy client,
-    and a new client is added when all are at the shard size. (The clients are now
-    `Http11Pool`s, whose cost per call does not grow with the pool; the shards stay, so
-    each pool's idle connections stay bounded by ``SHARD_CONNECTIONS``.)
+    and a new client is added when all are at the shard size.
     """
 
     def __init__(self, tls: ssl.SSLContext) -> None:
         self._tls = tls
-        self.clients: list[Http11Pool] = []
+        self.clients: list[httpx.AsyncClient] = []
         self.busy: list[int] = []
 
     def acquire(self) -> int:
         index = min(range(len(self.busy)), key=self.busy.__getitem__, default=-1)
         if index < 0 or self.busy[index] >= SHARD_CONNECTIONS:
             # Timeouts are enforced per call with asyncio (a total, not per read).
-            self.clients.append(Http11Pool(self._tls, max_keepalive=SHARD_CONNECTIONS))
+            self.clients.append(
+                httpx.AsyncClient(
+                    timeout=None,
+                    verify=self._tls,
+                    limits=httpx.Limits(
+                        max_connections=None, max_keepalive_connections=SHARD_CONNECTIONS
+                    ),
+                )
+            )
             self.busy.append(0)
             index = len(self.busy) - 1
         self.busy[index] += 1

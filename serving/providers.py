@@ -1,4 +1,4 @@
-"""One small async HTTP client per provider kind (httpx, or `http11` for the engine).
+"""One small async HTTP client per provider kind (httpx).
 
 Each kind knows its route, its request body and where the text is in the answer:
 
@@ -13,6 +13,8 @@ All three also send ``model`` (the provider's remote name), ``max_tokens``, ``te
 (``prompt_tokens``, ``completion_tokens`` and, from routers such as OpenRouter, ``cost``)
 when the provider reports it; the offline evaluations count them.
 
+Every call names this server in its ``User-Agent`` (`USER_AGENT`), on whichever client.
+
 Secrets: the key is read from ``os.environ[config.api_key_env]`` for each call and goes
 only into the ``Authorization`` header. Errors raised here are `ProviderError` with a
 fixed reason and a short detail (exception class or HTTP status) -- never the response
@@ -22,18 +24,28 @@ chained to the httpx exception (which holds the request and its headers).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import httpx
 
-from .http11 import Http11Pool, HTTPCallError, Target
 from .models import ProviderKind
 
 # The OpenAI chat API accepts at most four stop sequences; clean-up cuts at all of them.
 CHAT_MAX_STOP = 4
+
+
+def _user_agent() -> str:
+    try:
+        return f"code-arena/{version('code-arena')}"
+    except PackageNotFoundError:  # a source tree that was not installed
+        return "code-arena"
+
+
+# What providers see in their logs instead of httpx's own name.
+USER_AGENT = _user_agent()
 
 
 @dataclass(frozen=True)
@@ -162,16 +174,17 @@ def request_body(config: ProviderConfig, prompt: Prompt, gen: Generation) -> dic
 
 
 def _headers(config: ProviderConfig) -> dict[str, str]:
+    headers = {"User-Agent": USER_AGENT}
     if not config.api_key_env:
-        return {}
+        return headers
     key = os.environ.get(config.api_key_env)
     if not key:
         raise ProviderError("no_key", f"environment variable {config.api_key_env} is not set")
-    return {"Authorization": f"Bearer {key}"}
+    return {**headers, "Authorization": f"Bearer {key}"}
 
 
 async def complete(
-    http: httpx.AsyncClient | Http11Pool,
+    http: httpx.AsyncClient,
     config: ProviderConfig,
     prompt: Prompt,
     gen: Generation,
@@ -183,25 +196,14 @@ async def complete(
 
 
 async def complete_with_usage(
-    http: httpx.AsyncClient | Http11Pool,
+    http: httpx.AsyncClient,
     config: ProviderConfig,
     prompt: Prompt,
     gen: Generation,
 ) -> tuple[str, Usage]:
-    """`complete`, with the token counts (and cost) the provider reported for the call.
-
-    ``http``: an httpx client, or the engine's `Http11Pool` (the same request and the same
-    errors, at a tenth of httpx's CPU; URLs it does not handle go through its httpx
-    fallback)."""
+    """`complete`, with the token counts (and cost) the provider reported for the call."""
     kind = KINDS[config.kind]
     headers = _headers(config)
-    if isinstance(http, Http11Pool):
-        url = endpoint(config)
-        target = http.target(url)
-        if target is None:
-            http = http.fallback()
-        else:
-            return await _complete_http11(http, target, kind, config, prompt, gen, headers)
     try:
         response = await http.post(
             endpoint(config), json=kind.body(config, prompt, gen), headers=headers
@@ -212,38 +214,8 @@ async def complete_with_usage(
         raise ProviderError("connect", type(exc).__name__) from None
     if response.status_code != 200:
         raise ProviderError("http", f"HTTP {response.status_code}")
-    return _answer(kind, response.content)
-
-
-def _answer(kind: _Kind, content: bytes) -> tuple[str, Usage]:
     try:
-        data = json.loads(content)  # as httpx's Response.json()
+        data = response.json()
         return kind.text(data), _usage(data)
     except (ValueError, LookupError, TypeError):
         raise ProviderError("bad_response", "no completion text in the answer") from None
-
-
-async def _complete_http11(
-    http: Http11Pool,
-    target: Target,
-    kind: _Kind,
-    config: ProviderConfig,
-    prompt: Prompt,
-    gen: Generation,
-    headers: dict[str, str],
-) -> tuple[str, Usage]:
-    # The body exactly as httpx encodes ``json=`` (compact, UTF-8, no NaN).
-    body = json.dumps(
-        kind.body(config, prompt, gen), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
-    extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    if any(c in value for value in headers.values() for c in "\r\n\x00"):
-        raise ProviderError("connect", "LocalProtocolError")  # h11 refuses such a header
-    try:
-        # ASCII as httpx encodes header values (a non-ASCII key fails the same way).
-        status, content = await http.post(target, extra.encode("ascii"), body)
-    except HTTPCallError as exc:
-        raise ProviderError("connect", exc.name) from None
-    if status != 200:
-        raise ProviderError("http", f"HTTP {status}")
-    return _answer(kind, content)

@@ -1,9 +1,9 @@
 """Reads for pair serving: the per-process serving state, fitted latencies, the sampling table.
 
 The serving state (which models can be served, their providers, their latency fits and the
-pair-wait matrix) is rebuilt at most every ``STATE_SECONDS`` (5 s) per process, on one of
-the database threads (see ``dbwork``), and at once in this process when a provider, the
-sampling configuration, a fit or a catalogue model is saved (signals). Drawing a pair then
+pair-wait matrix) is rebuilt at most every ``STATE_SECONDS`` per process, and at once in
+this process when a provider, the sampling configuration, a fit or a catalogue model is
+saved (signals). Drawing a pair then
 costs a softmax over the cached matrix and one weighted choice.
 """
 
@@ -32,7 +32,6 @@ from analysis.latency import (
 )
 from ingest.models import CompletionLog
 
-from .dbwork import run_db
 from .engine import Slot
 from .models import SERVED_VISIBILITIES, ModelProvider, PairDistribution, SamplingConfig
 from .providers import ProviderConfig
@@ -175,7 +174,7 @@ def serving_state() -> ServingState:
     try:
         current = _state
         if current is None or current is state:
-            current = _state = run_db(_load_state)
+            current = _state = _load_state()
         return current
     finally:
         _state_lock.release()

@@ -17,7 +17,6 @@ from core.metrics import PROVIDER_LATENCY
 from ingest.completions import record_completions
 from ingest.votes import CompletionIn
 
-from .dbwork import submit_db
 from .engine import Attempt, PairOutcome, PairTimeout, PickSubstitute, PromptFor, Slot, engine
 from .errors import PairUnavailable, ProviderFailed, ProviderTimedOut, ServingError
 from .selectors import ServingState
@@ -165,9 +164,7 @@ def log_calls(
                 completion=text,
             )
         )
-
-    # Written after the answer is sent (see dbwork): the answer does not depend on it.
-    submit_db(record_completions, completions=rows)
+    record_completions(completions=rows)
 
 
 def draw(state: ServingState, *, chat_only: bool, tags: frozenset[str]) -> np.ndarray:

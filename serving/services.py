@@ -12,14 +12,18 @@ Each does, in order:
    deadline allows;
 5. clean up both answers (``prompts``);
 6. log every call with its latency through ``ingest.completions.record_completions``
-   (``served_by_us=True``, ``succeeded``) on a database thread, without waiting for it;
-   code is stored only under Research privacy, by that function;
+   (``served_by_us=True``, ``succeeded``); code is stored only under Research privacy, by
+   that function;
 7. answer in the extension's shape.
+
+Both run that flow in `_serve`; they differ in the models that qualify (edits: chat models
+only), the prompts, the sampling settings, the clean-up and the names of the item fields.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +31,7 @@ from django.conf import settings
 
 from analysis.fim import estimate_tokens, trim_context
 
-from .engine import Attempt, Slot
+from .engine import Attempt
 from .prompts import clean_completion, clean_edit, completion_prompt, edit_prompt, prompt_text
 from .providers import Generation, Prompt
 from .selectors import serving_state
@@ -76,64 +80,106 @@ def _timestamp() -> int:
     return int(time.time())
 
 
-def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None) -> dict:
-    """Serve one completion pair; returns ``{"pairId", "completionItems": [top, bottom]}``."""
+@dataclass(frozen=True)
+class _Side:
+    """One shown side: the item fields both routes share, its id, its partner's, its text."""
+
+    fields: dict
+    id: str
+    partner_id: str
+    text: str
+
+
+def _serve(
+    request: PairRequest | EditPairRequest,
+    *,
+    prefix: str,
+    suffix: str,
+    prompts: Mapping[bool, Prompt],
+    gen: Generation,
+    clean: Callable[[str, bool], str],
+    chat_only: bool,
+    file_type: str,
+    rng: np.random.Generator | None,
+) -> tuple[_Side, _Side]:
+    """Steps 1 and 3-6 of the module docstring for a trimmed context; (top, bottom).
+
+    ``prompts[is_chat]`` is what a provider of that kind is sent; ``clean(raw, is_chat)``
+    turns its answer into the text shown."""
     state = serving_state()
-    probs = draw(state, chat_only=False, tags=request.model_tags)
+    probs = draw(state, chat_only=chat_only, tags=request.model_tags)
     rng = rng if rng is not None else np.random.default_rng()
-    prefix, suffix = trim_context(request.prefix, request.suffix)
-    # Built here, not on the engine's loop thread: that thread does I/O for every request.
-    prompts = {
-        chat: completion_prompt(chat=chat, prefix=prefix, suffix=suffix) for chat in (True, False)
-    }
-    gen = Generation(
-        max_tokens=min(request.max_tokens, settings.SERVING_MAX_OUTPUT_TOKENS),
-        temperature=request.temperature,
-        top_p=request.top_p,
+    outcome = serve(
+        state,
+        probs,
+        rng,
+        prompt_for=lambda slot: (prompts[slot.provider.is_chat], gen),
+        pair_id=request.pair_id,
     )
-
-    def prompt_for(slot: Slot) -> tuple[Prompt, Generation]:
-        return prompts[slot.provider.is_chat], gen
-
-    outcome = serve(state, probs, rng, prompt_for=prompt_for, pair_id=request.pair_id)
     shown: dict[str, tuple[str, str]] = {}
     if outcome.ok:
         for side in outcome.sides:
             assert side is not None and side.raw is not None
             chat = side.slot.provider.is_chat
-            text = clean_completion(
-                side.raw, chat=chat, prefix=prefix, suffix=suffix, max_lines=request.max_lines
-            )
-            shown[side.completion_id] = (prompt_text(prompts[chat]), text)
+            shown[side.completion_id] = (prompt_text(prompts[chat]), clean(side.raw, chat))
     top, bottom = settle(
         outcome,
         pair_id=request.pair_id,
         user_id=request.user_id,
         privacy=request.privacy,
-        file_type="",
+        file_type=file_type,
         shown=shown,
         probability=pair_probability(state, probs, outcome),
     )
     stamp = _timestamp()
 
-    def item(side: Attempt, other: Attempt) -> dict:
-        prompt, text = shown[side.completion_id]
-        return {
-            "completionId": side.completion_id,
+    def shown_side(attempt: Attempt, partner: Attempt) -> _Side:
+        prompt, text = shown[attempt.completion_id]
+        fields = {
             "userId": request.user_id,
             "timestamp": stamp,
             "prompt": prompt,
-            "completion": text,
-            "model": side.slot.key,
-            "pairCompletionId": other.completion_id,
-            "pairIndex": side.position,
-            "latency": round(side.latency_s, 4),
+            "model": attempt.slot.key,
+            "pairIndex": attempt.position,
+            "latency": round(attempt.latency_s, 4),
             "prefix": prefix,
             "suffix": suffix,
             "privacy": request.privacy,
         }
+        return _Side(fields, attempt.completion_id, partner.completion_id, text)
 
-    return {"pairId": request.pair_id, "completionItems": [item(top, bottom), item(bottom, top)]}
+    return shown_side(top, bottom), shown_side(bottom, top)
+
+
+def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None) -> dict:
+    """Serve one completion pair; returns ``{"pairId", "completionItems": [top, bottom]}``."""
+    prefix, suffix = trim_context(request.prefix, request.suffix)
+    # Built here, not on the engine's loop thread: that thread does I/O for every request.
+    prompts = {
+        chat: completion_prompt(chat=chat, prefix=prefix, suffix=suffix) for chat in (True, False)
+    }
+    sides = _serve(
+        request,
+        prefix=prefix,
+        suffix=suffix,
+        prompts=prompts,
+        gen=Generation(
+            max_tokens=min(request.max_tokens, settings.SERVING_MAX_OUTPUT_TOKENS),
+            temperature=request.temperature,
+            top_p=request.top_p,
+        ),
+        clean=lambda raw, chat: clean_completion(
+            raw, chat=chat, prefix=prefix, suffix=suffix, max_lines=request.max_lines
+        ),
+        chat_only=False,
+        file_type="",
+        rng=rng,
+    )
+    items = [
+        {**s.fields, "completionId": s.id, "pairCompletionId": s.partner_id, "completion": s.text}
+        for s in sides
+    ]
+    return {"pairId": request.pair_id, "completionItems": items}
 
 
 def edit_too_long(code_to_edit: str) -> bool:
@@ -142,9 +188,6 @@ def edit_too_long(code_to_edit: str) -> bool:
 
 def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | None = None) -> dict:
     """Serve one edit pair (chat models only); ``{"pairId", "responseItems": [top, bottom]}``."""
-    state = serving_state()
-    probs = draw(state, chat_only=True, tags=request.model_tags)
-    rng = rng if rng is not None else np.random.default_rng()
     prefix, suffix = trim_context(request.prefix, request.suffix)
     prompt = edit_prompt(
         prefix=prefix,
@@ -153,48 +196,31 @@ def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | Non
         user_input=request.user_input,
         language=request.language,
     )
-    gen = Generation(
-        max_tokens=settings.SERVING_MAX_OUTPUT_TOKENS,
-        temperature=EDIT_TEMPERATURE,
-        top_p=EDIT_TOP_P,
-    )
-    outcome = serve(
-        state, probs, rng, prompt_for=lambda _slot: (prompt, gen), pair_id=request.pair_id
-    )
-    shown: dict[str, tuple[str, str]] = {}
-    if outcome.ok:
-        for side in outcome.sides:
-            assert side is not None and side.raw is not None
-            shown[side.completion_id] = (prompt_text(prompt), clean_edit(side.raw))
-    top, bottom = settle(
-        outcome,
-        pair_id=request.pair_id,
-        user_id=request.user_id,
-        privacy=request.privacy,
+    sides = _serve(
+        request,
+        prefix=prefix,
+        suffix=suffix,
+        prompts={True: prompt, False: prompt},
+        gen=Generation(
+            max_tokens=settings.SERVING_MAX_OUTPUT_TOKENS,
+            temperature=EDIT_TEMPERATURE,
+            top_p=EDIT_TOP_P,
+        ),
+        clean=lambda raw, _chat: clean_edit(raw),
+        chat_only=True,
         file_type=request.language,
-        shown=shown,
-        probability=pair_probability(state, probs, outcome),
+        rng=rng,
     )
-    stamp = _timestamp()
-
-    def item(side: Attempt, other: Attempt) -> dict:
-        text = shown[side.completion_id][1]
-        return {
-            "responseId": side.completion_id,
-            "userId": request.user_id,
-            "timestamp": stamp,
-            "prompt": prompt_text(prompt),
-            "response": text,
-            "model": side.slot.key,
+    items = [
+        {
+            **s.fields,
+            "responseId": s.id,
+            "pairResponseId": s.partner_id,
+            "response": s.text,
             "language": request.language,
             "codeToEdit": request.code_to_edit,
             "userInput": request.user_input,
-            "prefix": prefix,
-            "suffix": suffix,
-            "pairResponseId": other.completion_id,
-            "pairIndex": side.position,
-            "latency": round(side.latency_s, 4),
-            "privacy": request.privacy,
         }
-
-    return {"pairId": request.pair_id, "responseItems": [item(top, bottom), item(bottom, top)]}
+        for s in sides
+    ]
+    return {"pairId": request.pair_id, "responseItems": items}

@@ -96,12 +96,13 @@ def on_redis(settings, private_redis):
     from core.redis_client import breaker
 
     settings.REDIS_URL = private_redis.url
-    # Long enough that no probe falls inside a test: each test sees exactly the failures
-    # its requests caused (a test that wants a probe sets it to 0).
-    settings.REDIS_BREAKER_SECONDS = 3600
     settings.CACHES = {
         "default": {**settings.CACHES["default"], "LOCATION": private_redis.url},
     }
-    breaker.reset()
+    # Long enough that no probe falls inside a test: each test sees exactly the failures
+    # its requests caused (a test that wants a probe sets it to 0).
+    breaker.reset_timeout = 3600
+    breaker.close()
     yield private_redis
-    breaker.reset()
+    breaker.reset_timeout = None  # REDIS_BREAKER_SECONDS again
+    breaker.close()

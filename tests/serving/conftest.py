@@ -34,11 +34,9 @@ def stub(stub_server):
 
 
 @pytest.fixture(autouse=True)
-def _serving_isolation(request, settings):
+def _serving_isolation():
     from serving.selectors import clear_serving_state
 
-    # Test transactions are only visible to the test's own thread: run DB work inline.
-    settings.SERVING_DB_THREADS = 0
     clear_serving_state()
     yield
     clear_serving_state()

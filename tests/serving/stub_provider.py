@@ -2,8 +2,8 @@
 
 It speaks the three provider kinds' routes -- ``/v1/chat/completions``,
 ``/v1/completions`` and ``/v1/fim/completions`` -- on a small asyncio HTTP/1.1 server
-(keep-alive, Content-Length bodies; per model also chunked, gzip or closing answers), and
-answers per remote model name with a configurable latency, HTTP error, hang, or text:
+(keep-alive, Content-Length bodies), and answers per remote model name with a configurable
+latency, HTTP error, hang, or text:
 
 * chat routes answer the way the FiM prompt asks: ``<CODE>`` + the prompt's last prefix
   line + the model's middle + its first suffix line + ``</CODE>``, so the server's clean-up
@@ -47,10 +47,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gzip
 import json
 import re
-import ssl
 import threading
 from dataclasses import dataclass, field
 
@@ -70,11 +68,6 @@ class Behaviour:
     judge: str | None = None  # "prefer:<marker>" | "always:<label>" | "conflict" | ...
     replies: list[str | None] = field(default_factory=list)  # per request, in order
     cost: float | None = None  # reported as usage.cost per call
-    # How the answer is framed (the body is the same): Transfer-Encoding chunked (in pieces
-    # of 100 bytes), gzip Content-Encoding, Connection: close (then the stub closes).
-    chunked: bool = False
-    gzip: bool = False
-    close: bool = False
 
     @property
     def scripted(self) -> bool:
@@ -130,7 +123,6 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict
-    raw: bytes = b""  # the body as sent
 
 
 @dataclass
@@ -145,7 +137,6 @@ class StubProvider:
     peak_in_flight: int = 0
     served: int = 0
     calls: dict[str, int] = field(default_factory=dict)  # requests seen per model
-    tls: ssl.SSLContext | None = None  # serve https with this context
 
     # --- configuration ---------------------------------------------------------------
 
@@ -161,7 +152,7 @@ class StubProvider:
 
     @property
     def base_url(self) -> str:
-        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def for_model(self, model: str) -> list[Recorded]:
         return [r for r in self.requests if r.body.get("model") == model]
@@ -240,8 +231,8 @@ class StubProvider:
                     headers[name.strip().lower()] = value.strip()
                 raw = await reader.readexactly(int(headers.get("content-length", "0")))
                 body = json.loads(raw) if raw else {}
-                closes = await self._respond(writer, method, path, headers, body, raw)
-                if closes or headers.get("connection", "").lower() == "close":
+                await self._respond(writer, method, path, headers, body)
+                if headers.get("connection", "").lower() == "close":
                     return
         except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             return
@@ -253,12 +244,9 @@ class StubProvider:
             with contextlib.suppress(Exception):
                 writer.close()
 
-    async def _respond(
-        self, writer, method: str, path: str, headers: dict, body: dict, raw: bytes = b""
-    ) -> bool:
-        """Answer one request; True when the connection is to be closed after it."""
+    async def _respond(self, writer, method: str, path: str, headers: dict, body: dict) -> None:
         if self.record:
-            self.requests.append(Recorded(path, headers, body, raw))
+            self.requests.append(Recorded(path, headers, body))
         model = str(body.get("model"))
         b = self.behaviours.get(model, self.default)
         turn = self.calls.get(model, 0)
@@ -291,30 +279,18 @@ class StubProvider:
         finally:
             self.in_flight -= 1
         data = json.dumps(payload).encode()
-        extra = ""
-        if b.gzip:
-            data = gzip.compress(data)
-            extra += "Content-Encoding: gzip\r\n"
-        if b.close:
-            extra += "Connection: close\r\n"
-        if b.chunked:
-            extra += "Transfer-Encoding: chunked\r\n"
-            pieces = [data[i : i + 100] for i in range(0, len(data), 100)]
-            data = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
-        else:
-            extra += f"Content-Length: {len(data)}\r\n"
-        head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{extra}\r\n".encode()
+        head = (
+            f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n"
+        ).encode()
         writer.write(head + data)
         await writer.drain()
         self.served += 1
-        return b.close
 
     # --- lifecycle -----------------------------------------------------------------------
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(
-            self._handle, self.host, self.port, backlog=2048, ssl=self.tls
-        )
+        self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=2048)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def start(self) -> StubProvider:

@@ -94,6 +94,9 @@ def test_each_kind_gets_its_own_request(api, served, stub, secret_env):
     assert (text.body["prompt"], text.body["suffix"]) == (PREFIX, SUFFIX)
     for recorded in (chat, fim, text):
         assert recorded.headers["authorization"] == f"Bearer {secret_env}"
+        # Providers see this product in their logs, not the HTTP library.
+        assert recorded.headers["user-agent"].startswith("code-arena")
+        assert "httpx" not in recorded.headers["user-agent"]
         assert recorded.body["max_tokens"] == 512
         assert recorded.body["temperature"] == 0.5
 

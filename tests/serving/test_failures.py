@@ -7,7 +7,9 @@ import json
 import logging
 import time
 
+import psycopg
 import pytest
+from django.db import connection
 
 from ingest.models import CompletionCode, CompletionLog
 from serving.models import ModelProvider
@@ -231,3 +233,25 @@ def test_answer_without_a_completion_is_a_failure_and_empty_text_is_not(api, two
     response = post_pair(api)
     assert response.status_code == 200, response.content
     assert [i["completion"] for i in response.json()["completionItems"]] == ["", ""]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_postgresql_restart_costs_no_request(api, served, stub):
+    """Connections a restart left dead are found when taken from the pool, not by a request."""
+    assert post_pair(api, pairId="before-restart").status_code == 200
+    connection.close()  # this thread's connection goes back to the pool, as after a request
+    params = connection.get_connection_params()
+    params.pop("pool", None)
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    params.pop("prepare_threshold", None)
+    with psycopg.connect(**params, autocommit=True) as admin:
+        # What a restart does to this process's pooled connections.
+        killed = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert killed is not None and killed[0] >= 1
+    response = post_pair(api, pairId="after-restart")
+    assert response.status_code == 200, response.content
+    assert CompletionLog.objects.filter(pair_id="after-restart", succeeded=True).count() == 2
