@@ -146,6 +146,8 @@ if REDIS_URL:
             "OPTIONS": {
                 "socket_timeout": REDIS_SOCKET_TIMEOUT,
                 "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+                # JSON, not Django's pickle: a value in Redis can never run code here.
+                "serializer": "core.cache_serializer.JsonSerializer",
             },
         }
     }
@@ -180,6 +182,14 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
+# JSON only, stated rather than left to Celery's defaults: a pickled message in the queue is
+# refused, never run. Beat keeps its state as JSON too (arena_site/beat.py).
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_EVENT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_ACCEPT_CONTENT = ["json"]
+CELERY_BEAT_SCHEDULER = "arena_site.beat:JsonScheduler"
 # Keep retrying the broker while a worker starts (and say so: Celery 5 warns otherwise).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
