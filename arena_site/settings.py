@@ -131,6 +131,10 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
+# How long a task taken by a worker that died stays invisible before another worker gets it
+# (the Redis transport's visibility_timeout; kombu's default is an hour).
+CELERY_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=60)
+REDELIVERY_CHECK_SECONDS = env.float("REDELIVERY_CHECK_SECONDS", default=10.0)
 # Redis is optional at run time (docs/reliability.md): short timeouts on every connection,
 # and a per-process breaker that stops trying for REDIS_BREAKER_SECONDS after a failure.
 REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=0.5)
@@ -164,6 +168,11 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
         "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+        # A message a worker took and never acknowledged (it was killed mid-task) goes back
+        # to the queue this long after it was delivered; core/redelivery.py looks every
+        # REDELIVERY_CHECK_SECONDS. Every countdown the site schedules must be shorter, or a
+        # waiting task is handed out twice (docs/reliability.md, "A worker killed mid-task").
+        "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
     }
     CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 else:
@@ -190,6 +199,10 @@ CELERY_EVENT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULER = "arena_site.beat:JsonScheduler"
+# An evaluation run's driver works for many minutes, longer than CELERY_VISIBILITY_TIMEOUT:
+# acknowledged on receipt, so it is not handed out again while it runs. A driver that dies
+# is resumed from its heartbeat by evaluations.tasks.resume_evaluations instead.
+CELERY_TASK_ANNOTATIONS = {"evaluations.tasks.run_evaluation": {"acks_late": False}}
 # Keep retrying the broker while a worker starts (and say so: Celery 5 warns otherwise).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
