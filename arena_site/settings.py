@@ -8,6 +8,7 @@ into a real deployment; there DEBUG defaults to off and SECRET_KEY must be given
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 import environ
@@ -44,9 +45,23 @@ if not SECRET_KEY:
 # the session key does not split every user's history in two.
 USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default=SECRET_KEY)
 
-# Clients behind reverse proxies: how many X-Forwarded-For hops to trust for the client's IP
-# (core.client_ip; used by the throttles and the stored ip_hash alike). 0 = ignore the header.
-NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+# Clients behind reverse proxies: X-Forwarded-For (and X-Forwarded-Proto) are believed only
+# from a peer inside these networks (CIDRs; nginx on this host: 127.0.0.1/32,::1/128), and
+# ignored from anyone else (core/client_ip.py). Empty: every client is its socket address.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+for _cidr in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"TRUSTED_PROXIES: {_cidr!r} is not an address or network (e.g. 127.0.0.1/32)."
+        ) from None
+if "NUM_PROXIES" in env:
+    raise ImproperlyConfigured(
+        "NUM_PROXIES is no longer read: set TRUSTED_PROXIES to your proxies' addresses "
+        "instead (nginx on this host: TRUSTED_PROXIES=127.0.0.1/32,::1/128), and remove "
+        "NUM_PROXIES (CHANGELOG.md, 0.2.0)."
+    )
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -76,6 +91,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: nothing may read X-Forwarded-Proto that a proxy we do not trust sent.
+    "core.client_ip.UntrustedProxyHeadersMiddleware",
     "core.middleware.CollapseLeadingSlashesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -241,10 +258,13 @@ STORAGES = {
 # redirect to https, HSTS and secure cookies. Off by default, so plain-http runs (a laptop,
 # docker compose on localhost, the benchmarks) work; `check --deploy` warns while it is off.
 HTTPS = env.bool("HTTPS", default=False)
-# Whether a request came over https is told by the proxy's X-Forwarded-Proto. Trusted by
-# default once NUM_PROXIES says a proxy is in front (the shipped nginx.conf overwrites the
-# header); set SECURE_PROXY_SSL_HEADER="" to ignore it, or another header name.
-_ssl_header = env.str("SECURE_PROXY_SSL_HEADER", default="X-Forwarded-Proto" if NUM_PROXIES else "")
+# Whether a request came over https is told by the proxy's X-Forwarded-Proto. Read by
+# default once TRUSTED_PROXIES names a proxy (the shipped nginx.conf overwrites the header),
+# and only from those proxies (core.client_ip.UntrustedProxyHeadersMiddleware drops it from
+# anyone else); set SECURE_PROXY_SSL_HEADER="" to ignore it, or another header name.
+_ssl_header = env.str(
+    "SECURE_PROXY_SSL_HEADER", default="X-Forwarded-Proto" if TRUSTED_PROXIES else ""
+)
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_" + _ssl_header.upper().replace("-", "_"), "https") if _ssl_header else None
 )
@@ -270,7 +290,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["core.parsers.SafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
-    "NUM_PROXIES": NUM_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Code Completion Arena API",
@@ -488,7 +507,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-# The same client address as the throttles and the stored ip_hash (NUM_PROXIES).
+# The same client address as the throttles and the stored ip_hash (TRUSTED_PROXIES).
 AXES_CLIENT_IP_CALLABLE = "core.client_ip.client_ip"
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
 AXES_VERBOSE = False  # no start-up banner in every command's output

@@ -413,7 +413,7 @@ def test_throttled_requests_get_the_same_429(compare, path, settings):
 
 
 def test_client_address_behind_a_proxy(compare, settings):
-    settings.NUM_PROXIES = 1
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
     compare(
         [
             req("/api/v1/battles", {**NATIVE, "pair_id": f"xff-{i}"}, headers=headers)
