@@ -21,7 +21,7 @@ COPY --from=build /dist/ /tmp/dist/
 RUN pip install --no-cache-dir /tmp/dist/*.whl && rm -rf /tmp/dist
 WORKDIR /app
 # Hashed, gzip- and brotli-compressed static files, part of the image (WhiteNoise serves them).
-RUN SECRET_KEY=build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+RUN SECRET_KEY=build-only USER_ID_HMAC_KEY=build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
     arena-manage collectstatic --noinput --verbosity 0 && rm -f /tmp/build.sqlite3
 USER 10001:10001
 EXPOSE 8000 8001

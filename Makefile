@@ -53,7 +53,7 @@ check-services: install
 
 test: install check-services
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) \
-	SECRET_KEY=test-only-$$RANDOM$$RANDOM DEBUG=0 \
+	SECRET_KEY=test-only-$$RANDOM$$RANDOM USER_ID_HMAC_KEY=test-only-pseudonyms DEBUG=0 \
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 lint: install

@@ -40,10 +40,27 @@ if not SECRET_KEY:
             "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`)."
         )
     SECRET_KEY = "insecure-embedded-development-key-do-not-use-in-production"
+# Rotating SECRET_KEY: the previous key(s) here keep sessions and signed values valid until
+# they are dropped (docs/deployment.md, "Rotating secrets").
+SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
 
-# Pseudonymises client user ids (HMAC key). Separate from SECRET_KEY so that rotating
-# the session key does not split every user's history in two.
-USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default=SECRET_KEY)
+# The key of the pseudonyms stored instead of client user ids (HMAC), and of the IP hashes
+# unless IP_HASH_KEY is set. Independent of SECRET_KEY, so rotating that one never splits a
+# user's history (a pseudonym made with another key is another user).
+USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default="")
+if not USER_ID_HMAC_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "USER_ID_HMAC_KEY is not set. It keys the pseudonyms of user ids and IP addresses, "
+            "apart from SECRET_KEY so that SECRET_KEY can be rotated. A new site: set it to a "
+            "long random string, like SECRET_KEY. A site upgraded from 0.1.0, where the "
+            "pseudonyms were keyed by SECRET_KEY: set it to that SECRET_KEY's value, or every "
+            "user's history starts again (CHANGELOG.md, 0.2.0)."
+        )
+    USER_ID_HMAC_KEY = "insecure-embedded-development-key-do-not-use-in-production"
+# The truncated HMAC stored as a vote's ip_hash (anomaly rules, per-IP counts). May be
+# rotated on its own, at the cost of per-IP history.
+IP_HASH_KEY = env.str("IP_HASH_KEY", default=USER_ID_HMAC_KEY)
 
 # Clients behind reverse proxies: X-Forwarded-For (and X-Forwarded-Proto) are believed only
 # from a peer inside these networks (CIDRs; nginx on this host: 127.0.0.1/32,::1/128), and

@@ -234,6 +234,7 @@ class Stack:
             "DATABASE_URL": self.pg.url,
             "REDIS_URL": self.redis.url,
             "SECRET_KEY": "drill-only-secret",
+            "USER_ID_HMAC_KEY": "drill-only-pseudonyms",
             "DEBUG": "0",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             **self.extra_env,

@@ -374,8 +374,10 @@ def main() -> None:
     # The site's defaults for everything recovery depends on (debounce, recompute interval
     # and lease, visibility timeout, heartbeats, breaker, Retry-After): the targets are met
     # as shipped, not with a tuned configuration. Only the per-client limits are lifted,
-    # since every drill client posts from 127.0.0.1.
+    # since every drill client posts from 127.0.0.1 (and tells its own address in
+    # X-Forwarded-For, believed from loopback).
     env = {
+        "TRUSTED_PROXIES": "127.0.0.1/32",
         "THROTTLE_VOTE_IP": "100000/min",
         "THROTTLE_VOTE_USER": "100000/min",
         "THROTTLE_READ_IP": "100000/min",
