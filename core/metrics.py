@@ -61,7 +61,7 @@ NUL_STRIPPED = Counter(
 )
 SURROGATES_REPLACED = Counter(
     "arena_surrogates_replaced_total",
-    "Request bodies in which lone UTF-16 surrogates were replaced by U+FFFD.",
+    "Code fields in which lone UTF-16 surrogates were replaced by U+FFFD.",
 )
 CACHE_FOREIGN_VALUES = Counter(
     "arena_cache_foreign_values_total",
