@@ -351,10 +351,21 @@ ARENA_THROTTLE_RATES = {
 # middleware.
 ARENA_LEAN_ROUTES = env.bool("ARENA_LEAN_ROUTES", default=not DEBUG)
 # Size limits (documented in docs/api.md). A body over its route's limit gets 413.
-ARENA_MAX_BODY_BYTES = env.int("ARENA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
-ARENA_MAX_BATCH_BODY_BYTES = env.int("ARENA_MAX_BATCH_BODY_BYTES", default=32 * 1024 * 1024)
-ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_CODE_CHARS = env.int("ARENA_MAX_CODE_CHARS", default=200_000)
+# The body limit of a single vote or pair request follows from the field limits, so a vote
+# whose every field is within its limit is never a 413: the largest vote (an edit outcome:
+# two items of six code fields) with every code field full of characters JSON writes as
+# six bytes (\u0001), plus room for everything else (tests/core/test_middleware.py).
+VOTE_CODE_FIELDS = 12
+JSON_BYTES_PER_CHAR = 6
+ARENA_MAX_BODY_BYTES = env.int(
+    "ARENA_MAX_BODY_BYTES",
+    default=VOTE_CODE_FIELDS * ARENA_MAX_CODE_CHARS * JSON_BYTES_PER_CHAR + 256 * 1024,
+)
+ARENA_MAX_BATCH_BODY_BYTES = env.int(
+    "ARENA_MAX_BATCH_BODY_BYTES", default=max(32 * 1024 * 1024, ARENA_MAX_BODY_BYTES)
+)
+ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_LATENCY_MS = env.float("ARENA_MAX_LATENCY_MS", default=120_000.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
 # Deeper JSON bodies get 400 (votes are at most four levels deep; core/parsers.py).

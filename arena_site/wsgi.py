@@ -23,6 +23,11 @@ if settings.ARENA_LEAN_ROUTES:
 
     application = MachineRouteDispatch(application)
 
+# Outermost: a chunked request body is read before anything sizes it (arena_site/chunked.py).
+from arena_site.chunked import ChunkedBodies  # noqa: E402
+
+application = ChunkedBodies(application)
+
 if os.environ.get("ARENA_PRELOAD_LABELS", "1") != "0":
     from analysis.labels.natural_language import warm_up
 

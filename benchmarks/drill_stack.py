@@ -279,7 +279,7 @@ class Stack:
                 "-A",
                 "arena_site",
                 "worker",
-                "--concurrency=1",
+                "--concurrency=2",
                 "--loglevel=INFO",
                 "--without-mingle",
                 "--without-gossip",
