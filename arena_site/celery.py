@@ -1,10 +1,27 @@
-"""The Celery application: Redis broker from settings, tasks discovered in the apps."""
+"""The Celery application: Redis broker from settings, tasks discovered in the apps.
 
+With `LOG_FORMAT=json` the worker and beat write JSON lines only: started with `--quiet`
+(no banner, docs/deployment.md), Python warnings go through logging, and the few lines
+Celery's worker prints itself (`safe_say`: "worker: Warm shutdown", ...) are logged instead.
+"""
+
+import logging
 import os
 
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
+
+if os.environ.get("LOG_FORMAT") == "json":
+    import celery.apps.worker as _celery_worker
+
+    logging.captureWarnings(True)
+    _said = logging.getLogger("celery.apps.worker")
+
+    def _say(msg: str, *_stream: object) -> None:
+        _said.warning("%s", msg.strip())
+
+    _celery_worker.safe_say = _say
 
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
