@@ -26,6 +26,8 @@ wsgi_app = "arena_site.wsgi:application"
 control_socket_disable = True
 # Behind nginx on the same host: 127.0.0.1 only is trusted to set X-Forwarded-*.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# Access lines on stderr with the rest (JSON under LOG_FORMAT=json), whatever the command line.
+accesslog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 if os.environ.get("LOG_FORMAT") == "json":

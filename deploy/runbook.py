@@ -100,6 +100,7 @@ def replace(text: str, old: str, new: str, count: int | None = None) -> str:
 class Runbook:
     def __init__(self, root: Path, *, host: str, path: Path = GUIDE) -> None:
         self.root, self.host = root, host
+        root.mkdir(parents=True, exist_ok=True)
         self.blocks = {b.name: b for b in blocks(path) if b.name}
         self.ran: set[str] = set()
 
