@@ -81,8 +81,10 @@ def shell_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "VIRTUAL_ENV")
            and not k.startswith(("DATABASE_URL", "REDIS_URL"))}  # fmt: skip
+    # A Debian machine's PATH first: python3 is the system's, as the guide's reader has it.
     venv_bin = str(ROOT / ".venv" / "bin")
-    env["PATH"] = ":".join(p for p in env.get("PATH", "").split(":") if p != venv_bin)
+    rest = [p for p in env.get("PATH", "").split(":") if p and p != venv_bin]
+    env["PATH"] = ":".join(["/usr/local/bin", "/usr/bin", "/bin", *rest])
     return env
 
 
@@ -122,7 +124,7 @@ def settings_file(rb: Runbook, *, database: str, redis_url: str, ports: Ports, t
 
 
 def site_env(path: Path) -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin:/usr/local/bin", **read_env(path)}
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", **read_env(path)}
 
 
 SETUP = """
@@ -165,8 +167,8 @@ def prepare_site(rb: Runbook, manage: list[str], env: dict, ports: Ports, passwo
 def process_commands(rb: Runbook, ports: Ports) -> dict[str, list[str]]:
     """The guide's four processes, with the run's ports and smaller pools."""
     names = {
-        "gunicorn --preload": "web",
-        "gthread": "pairs",
+        " --preload ": "web",
+        " gthread ": "pairs",
         " worker ": "worker",
         " beat ": "beat",
     }
