@@ -19,10 +19,13 @@ with psycopg.connect(sys.argv[1]) as c:
     tables = [r[0] for r in c.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")]
     counts = {t: c.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    if "leaderboard_snapshotrow" not in counts:  # an emptied database
+        print(json.dumps({"tables": counts, "board": [], "users": []}))
+        raise SystemExit(0)
     board = c.execute(
         "SELECT s.key, m.key, r.rating, r.ci_lower, r.ci_upper, r.rank, r.votes "
         "FROM leaderboard_snapshotrow r JOIN leaderboard_snapshotslice s ON r.slice_id = s.id "
-        "JOIN catalogue_arenamodel m ON m.id = r.model_id WHERE s.snapshot_id = "
+        "JOIN leaderboard_arenamodel m ON m.id = r.model_id WHERE s.snapshot_id = "
         "(SELECT max(id) FROM leaderboard_snapshot WHERE status = 'published') ORDER BY 1, 2"
     ).fetchall()
     users = c.execute("SELECT user_hash, count(*) FROM ingest_battle GROUP BY 1 ORDER BY 1").fetchall()
