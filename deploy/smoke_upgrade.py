@@ -45,7 +45,7 @@ for i in range(3):
     body = {"pairId": f"upgrade-{i}", "userId": "@USER@", "acceptedIndex": i % 2, "version": "0.2.2",
             "privacy": "Private", "fileType": "python",
             "completionItems": [x for x in items if x["completionId"].startswith(f"u-{i}-")]}
-    r = c.put("/add_completion_outcome", json.dumps(body), content_type="application/json")
+    r = c.put("/add_completion_outcome", json.dumps(body), content_type="application/json", secure=True)
     assert r.status_code == 200, r.content
 print(json.dumps(r.status_code))
 """.replace("@USER@", USER)
@@ -53,7 +53,7 @@ print(json.dumps(r.status_code))
 COUNT = """
 import json
 from django.test import Client
-r = Client().post("/user_vote_count", json.dumps({"userId": "@USER@"}), content_type="application/json")
+r = Client().post("/user_vote_count", json.dumps({"userId": "@USER@"}), content_type="application/json", secure=True)
 print(json.dumps(r.json()["voteCount"]))
 """.replace("@USER@", USER)
 
