@@ -394,6 +394,7 @@ def main() -> int:
         figures["upgrade"] = upgrade(work=work / "upgrade", src=rb.where("/tmp/code-arena"),
                                      wheel=wheel, server=server, redis_url=redis_url, tag=tag,
                                      python3=shutil.which("python3") or sys.executable, r=r)  # fmt: skip
+        rb.ran.add("upgrade")  # run in the upgrade test's own tree, on the previous release
         unrun = rb.unrun()
         checks.expect(not unrun, "every block docs/deployment.md marks for CI ran", unrun)
         r.ok(f"every block docs/deployment.md marks for CI ran ({len(rb.blocks)})")
