@@ -1,6 +1,6 @@
 # The image of the web and pairs pools, the Celery worker and beat (docker-compose.yml).
-# Stage 1 builds the wheel from the source; stage 2 installs only that wheel into a slim
-# runtime, collects the static files into it and runs as an unprivileged user.
+# Stage 1 builds the wheel from the source; stage 2 installs only that wheel (with the
+# locked dependencies of requirements/app.txt) into a slim runtime, collects the static files into it and runs as an unprivileged user.
 # `make lint` checks this file with hadolint; deploy/smoke_test.py proves the same steps
 # (wheel -> fresh environment -> collectstatic -> gunicorn) without a Docker engine.
 
@@ -24,10 +24,13 @@ RUN apt-get update \
 RUN groupadd --system --gid 10001 arena \
     && useradd --system --uid 10001 --gid 10001 --home-dir /app --create-home arena
 COPY --from=build /dist/ /tmp/dist/
-RUN pip install --no-cache-dir /tmp/dist/*.whl && rm -rf /tmp/dist
+# The locked versions of every dependency (requirements/app.txt, `make lock`), then the wheel.
+COPY requirements/app.txt /tmp/requirements.txt
+RUN pip install --no-cache-dir -r /tmp/requirements.txt /tmp/dist/*.whl \
+    && rm -rf /tmp/dist /tmp/requirements.txt
 WORKDIR /app
 # Hashed, gzip- and brotli-compressed static files, part of the image (WhiteNoise serves them).
-RUN SECRET_KEY=build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+RUN SECRET_KEY=build-only USER_ID_HMAC_KEY=build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \
     arena-manage collectstatic --noinput --verbosity 0 && rm -f /tmp/build.sqlite3
 USER 10001:10001
 EXPOSE 8000 8001

@@ -1,16 +1,36 @@
-"""The Celery application: Redis broker from settings, tasks discovered in the apps."""
+"""The Celery application: Redis broker from settings, tasks discovered in the apps.
 
+With `LOG_FORMAT=json` the worker and beat write JSON lines only: started with `--quiet`
+(no banner, docs/deployment.md), Python warnings go through logging, and the few lines
+Celery's worker prints itself (`safe_say`: "worker: Warm shutdown", ...) are logged instead.
+"""
+
+import logging
 import os
 
 from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
 
+if os.environ.get("LOG_FORMAT") == "json":
+    import celery.apps.worker as _celery_worker
+
+    logging.captureWarnings(True)
+    _said = logging.getLogger("celery.apps.worker")
+
+    def _say(msg: str, *_stream: object) -> None:
+        _said.warning("%s", msg.strip())
+
+    _celery_worker.safe_say = _say
+
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# The worker's heartbeat for /healthz (core/heartbeat.py).
+# The worker's heartbeat for /healthz (core/heartbeat.py), and the prompt return of tasks
+# lost with a killed worker (core/redelivery.py).
 from core.heartbeat import WorkerHeartbeat  # noqa: E402
+from core.redelivery import RestoreUnacked  # noqa: E402
 
 app.steps["consumer"].add(WorkerHeartbeat)
+app.steps["consumer"].add(RestoreUnacked)

@@ -21,8 +21,13 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="arena-metrics-")
 
 wsgi_app = "arena_site.wsgi:application"
+# gunicorn 25+ opens a control socket at one fixed path per user by default, which the web
+# and pairs pools would share (each taking it from the other); nothing here uses it.
+control_socket_disable = True
 # Behind nginx on the same host: 127.0.0.1 only is trusted to set X-Forwarded-*.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# Access lines on stderr with the rest (JSON under LOG_FORMAT=json), whatever the command line.
+accesslog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
 
 if os.environ.get("LOG_FORMAT") == "json":

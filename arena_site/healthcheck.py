@@ -1,15 +1,19 @@
-"""`arena-healthcheck`: exit 0 when this container's pool answers /healthz with 200 (Docker HEALTHCHECK).
+"""`arena-healthcheck`: exit 0 when this container's process is alive (Docker HEALTHCHECK).
 
-It asks HEALTHCHECK_URL (default http://127.0.0.1:8000/healthz?check=live) with the first name in
-ALLOWED_HOSTS as Host, so an ALLOWED_HOSTS without "localhost" does not make it fail with
-400. /healthz is exempt from the https redirect. Standard library only: it starts fast and
-loads no Django.
+For a pool it asks HEALTHCHECK_URL (default http://127.0.0.1:8000/healthz?check=live) with
+the first name in ALLOWED_HOSTS as Host, so an ALLOWED_HOSTS without "localhost" does not
+make it fail with 400. /healthz is exempt from the https redirect. `arena-healthcheck
+--worker` checks instead that this container's Celery worker (`celery@<host name>`) wrote
+its heartbeat (core/heartbeat.py) within WORKER_HEARTBEAT_STALE_SECONDS. Both start fast
+and load no Django: a probe every few seconds costs next to nothing.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -24,7 +28,28 @@ def host_header(allowed_hosts: str) -> str | None:
     return None
 
 
+def worker_alive() -> int:
+    import redis
+
+    prefix = os.environ.get("CACHE_KEY_PREFIX") or "arena"
+    stale = float(os.environ.get("WORKER_HEARTBEAT_STALE_SECONDS", "30"))
+    key = f"{prefix}:worker-beat:celery@{socket.gethostname()}"
+    try:
+        client = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=3)
+        value = client.get(key)
+    except (KeyError, redis.RedisError) as exc:
+        print(f"arena-healthcheck: {key}: {exc!r}", file=sys.stderr)
+        return 1
+    age = None if value is None else time.time() - float(value)  # type: ignore[arg-type]
+    if age is None or age > stale:
+        print(f"arena-healthcheck: no heartbeat of {key} within {stale:g} s", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main() -> int:
+    if "--worker" in sys.argv[1:]:
+        return worker_alive()
     url = os.environ.get("HEALTHCHECK_URL", DEFAULT_URL)
     request = urllib.request.Request(url)
     host = host_header(os.environ.get("ALLOWED_HOSTS", ""))

@@ -8,6 +8,7 @@ into a real deployment; there DEBUG defaults to off and SECRET_KEY must be given
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 import environ
@@ -39,14 +40,45 @@ if not SECRET_KEY:
             "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`)."
         )
     SECRET_KEY = "insecure-embedded-development-key-do-not-use-in-production"
+# Rotating SECRET_KEY: the previous key(s) here keep sessions and signed values valid until
+# they are dropped (docs/deployment.md, "Rotating secrets").
+SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
 
-# Pseudonymises client user ids (HMAC key). Separate from SECRET_KEY so that rotating
-# the session key does not split every user's history in two.
-USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default=SECRET_KEY)
+# The key of the pseudonyms stored instead of client user ids (HMAC), and of the IP hashes
+# unless IP_HASH_KEY is set. Independent of SECRET_KEY, so rotating that one never splits a
+# user's history (a pseudonym made with another key is another user).
+USER_ID_HMAC_KEY = env.str("USER_ID_HMAC_KEY", default="")
+if not USER_ID_HMAC_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "USER_ID_HMAC_KEY is not set. It keys the pseudonyms of user ids and IP addresses, "
+            "apart from SECRET_KEY so that SECRET_KEY can be rotated. A new site: set it to a "
+            "long random string, like SECRET_KEY. A site upgraded from 0.1.0, where the "
+            "pseudonyms were keyed by SECRET_KEY: set it to that SECRET_KEY's value, or every "
+            "user's history starts again (CHANGELOG.md, 0.2.0)."
+        )
+    USER_ID_HMAC_KEY = "insecure-embedded-development-key-do-not-use-in-production"
+# The truncated HMAC stored as a vote's ip_hash (anomaly rules, per-IP counts). May be
+# rotated on its own, at the cost of per-IP history.
+IP_HASH_KEY = env.str("IP_HASH_KEY", default=USER_ID_HMAC_KEY)
 
-# Clients behind reverse proxies: how many X-Forwarded-For hops to trust for the client's IP
-# (core.client_ip; used by the throttles and the stored ip_hash alike). 0 = ignore the header.
-NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+# Clients behind reverse proxies: X-Forwarded-For (and X-Forwarded-Proto) are believed only
+# from a peer inside these networks (CIDRs; nginx on this host: 127.0.0.1/32,::1/128), and
+# ignored from anyone else (core/client_ip.py). Empty: every client is its socket address.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+for _cidr in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"TRUSTED_PROXIES: {_cidr!r} is not an address or network (e.g. 127.0.0.1/32)."
+        ) from None
+if "NUM_PROXIES" in env:
+    raise ImproperlyConfigured(
+        "NUM_PROXIES is no longer read: set TRUSTED_PROXIES to your proxies' addresses "
+        "instead (nginx on this host: TRUSTED_PROXIES=127.0.0.1/32,::1/128), and remove "
+        "NUM_PROXIES (CHANGELOG.md, 0.2.0)."
+    )
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -77,6 +109,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: nothing may read X-Forwarded-Proto that a proxy we do not trust sent.
+    "core.client_ip.UntrustedProxyHeadersMiddleware",
     "core.middleware.CollapseLeadingSlashesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -87,6 +121,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.admin_lookups.AdminRegexLookupMiddleware",  # ?x__regex=( is a 400, not a 500
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -140,6 +175,10 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
+# How long a task taken by a worker that died stays invisible before another worker gets it
+# (the Redis transport's visibility_timeout; kombu's default is an hour).
+CELERY_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=60)
+REDELIVERY_CHECK_SECONDS = env.float("REDELIVERY_CHECK_SECONDS", default=10.0)
 # Redis is optional at run time (docs/reliability.md): short timeouts on every connection,
 # and a per-process circuit breaker (core/redis_client.py) that stops trying for
 # REDIS_BREAKER_SECONDS after a failure.
@@ -158,6 +197,8 @@ if REDIS_URL:
                 "SOCKET_CONNECT_TIMEOUT": REDIS_CONNECT_TIMEOUT,
                 "IGNORE_EXCEPTIONS": True,
                 "CONNECTION_FACTORY": "core.redis_client.ConnectionFactory",
+                # JSON, not pickle: a value in Redis can never run code here.
+                "SERIALIZER": "core.cache_serializer.JsonSerializer",
             },
         }
     }
@@ -174,6 +215,11 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
         "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+        # A message a worker took and never acknowledged (it was killed mid-task) goes back
+        # to the queue this long after it was delivered; core/redelivery.py looks every
+        # REDELIVERY_CHECK_SECONDS. Every countdown the site schedules must be shorter, or a
+        # waiting task is handed out twice (docs/reliability.md, "A worker killed mid-task").
+        "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
     }
     CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 else:
@@ -192,6 +238,18 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
+# JSON only, stated rather than left to Celery's defaults: a pickled message in the queue is
+# refused, never run. Beat keeps its state as JSON too (arena_site/beat.py).
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_EVENT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_ACCEPT_CONTENT = ["json"]
+CELERY_BEAT_SCHEDULER = "arena_site.beat:JsonScheduler"
+# An evaluation run's driver works for many minutes, longer than CELERY_VISIBILITY_TIMEOUT:
+# acknowledged on receipt, so it is not handed out again while it runs. A driver that dies
+# is resumed from its heartbeat by evaluations.tasks.resume_evaluations instead.
+CELERY_TASK_ANNOTATIONS = {"evaluations.tasks.run_evaluation": {"acks_late": False}}
 # Keep retrying the broker while a worker starts (and say so: Celery 5 warns otherwise).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
@@ -231,10 +289,13 @@ STORAGES: dict[str, dict] = {
 # redirect to https, HSTS and secure cookies. Off by default, so plain-http runs (a laptop,
 # docker compose on localhost, the benchmarks) work; `check --deploy` warns while it is off.
 HTTPS = env.bool("HTTPS", default=False)
-# Whether a request came over https is told by the proxy's X-Forwarded-Proto. Trusted by
-# default once NUM_PROXIES says a proxy is in front (the shipped nginx.conf overwrites the
-# header); set SECURE_PROXY_SSL_HEADER="" to ignore it, or another header name.
-_ssl_header = env.str("SECURE_PROXY_SSL_HEADER", default="X-Forwarded-Proto" if NUM_PROXIES else "")
+# Whether a request came over https is told by the proxy's X-Forwarded-Proto. Read by
+# default once TRUSTED_PROXIES names a proxy (the shipped nginx.conf overwrites the header),
+# and only from those proxies (core.client_ip.UntrustedProxyHeadersMiddleware drops it from
+# anyone else); set SECURE_PROXY_SSL_HEADER="" to ignore it, or another header name.
+_ssl_header = env.str(
+    "SECURE_PROXY_SSL_HEADER", default="X-Forwarded-Proto" if TRUSTED_PROXIES else ""
+)
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_" + _ssl_header.upper().replace("-", "_"), "https") if _ssl_header else None
 )
@@ -260,7 +321,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["core.parsers.SafeJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
-    "NUM_PROXIES": NUM_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Code Completion Arena API",
@@ -298,10 +358,21 @@ ARENA_THROTTLE_RATES = {
     "read_ip": env.str("THROTTLE_READ_IP", default="1200/min"),
 }
 # Size limits (documented in docs/api.md). A body over its route's limit gets 413.
-ARENA_MAX_BODY_BYTES = env.int("ARENA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
-ARENA_MAX_BATCH_BODY_BYTES = env.int("ARENA_MAX_BATCH_BODY_BYTES", default=32 * 1024 * 1024)
-ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_CODE_CHARS = env.int("ARENA_MAX_CODE_CHARS", default=200_000)
+# The body limit of a single vote or pair request follows from the field limits, so a vote
+# whose every field is within its limit is never a 413: the largest vote (an edit outcome:
+# two items of six code fields) with every code field full of characters JSON writes as
+# six bytes (\u0001), plus room for everything else (tests/core/test_middleware.py).
+VOTE_CODE_FIELDS = 12
+JSON_BYTES_PER_CHAR = 6
+ARENA_MAX_BODY_BYTES = env.int(
+    "ARENA_MAX_BODY_BYTES",
+    default=VOTE_CODE_FIELDS * ARENA_MAX_CODE_CHARS * JSON_BYTES_PER_CHAR + 256 * 1024,
+)
+ARENA_MAX_BATCH_BODY_BYTES = env.int(
+    "ARENA_MAX_BATCH_BODY_BYTES", default=max(32 * 1024 * 1024, ARENA_MAX_BODY_BYTES)
+)
+ARENA_MAX_BATCH = env.int("ARENA_MAX_BATCH", default=500)
 ARENA_MAX_LATENCY_MS = env.float("ARENA_MAX_LATENCY_MS", default=120_000.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ARENA_MAX_BATCH_BODY_BYTES
 # Deeper JSON bodies get 400 (votes are at most four levels deep; core/parsers.py).
@@ -496,7 +567,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-# The same client address as the throttles and the stored ip_hash (NUM_PROXIES).
+# The same client address as the throttles and the stored ip_hash (TRUSTED_PROXIES).
 AXES_CLIENT_IP_CALLABLE = "core.client_ip.client_ip"
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
 AXES_VERBOSE = False  # no start-up banner in every command's output

@@ -14,6 +14,11 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
 application: WSGIApplication = get_wsgi_application()
 
+# Outermost: a chunked request body is read before anything sizes it (arena_site/chunked.py).
+from arena_site.chunked import ChunkedBodies  # noqa: E402
+
+application = ChunkedBodies(application)
+
 if os.environ.get("ARENA_PRELOAD_LABELS", "1") != "0":
     from analysis.labels.natural_language import warm_up
 

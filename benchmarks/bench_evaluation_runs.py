@@ -72,7 +72,13 @@ WAYS = ("reference", "driver here", "through Celery")
 
 
 def setup_django(db: str, redis_url: str) -> None:
-    os.environ.update(DATABASE_URL=pg_url(db), REDIS_URL=redis_url, SECRET_KEY="bench", DEBUG="0")
+    os.environ.update(
+        DATABASE_URL=pg_url(db),
+        REDIS_URL=redis_url,
+        SECRET_KEY="bench",
+        USER_ID_HMAC_KEY="bench",
+        DEBUG="0",
+    )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
     import django
 

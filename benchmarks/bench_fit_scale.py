@@ -65,6 +65,7 @@ def child_env(src: Path) -> dict[str, str]:
         **{name: "1" for name in THREADS},
         "DJANGO_SETTINGS_MODULE": "arena_site.settings",
         "SECRET_KEY": "bench",
+        "USER_ID_HMAC_KEY": "bench",
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
         # nothing listens on port 1: a query would fail the run, not hide in its time

@@ -22,7 +22,7 @@ What one run does:
    key-usage counters).
 2. For every gunicorn configuration (``--configs``; ``sync:4`` = 4 sync workers,
    ``gthread:2x8`` = 2 workers of 8 threads) starts ``gunicorn arena_site.wsgi`` on a free
-   loopback port with DATABASE_URL / REDIS_URL / SECRET_KEY=bench / DEBUG=0 and the
+   loopback port with DATABASE_URL / REDIS_URL / SECRET_KEY=bench / USER_ID_HMAC_KEY=bench / DEBUG=0 and the
    anonymous vote throttles raised to 1,000,000/min (so the anonymous runs measure the
    throttle's cost, not its refusals), warms every worker up (the natural-language
    detector loads its models on first use) and runs each scenario with wrk

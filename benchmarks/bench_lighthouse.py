@@ -88,6 +88,7 @@ class Site:
         self.env.update(
             DEBUG="0",
             SECRET_KEY=secrets.token_urlsafe(40),
+            USER_ID_HMAC_KEY=secrets.token_urlsafe(40),
             SQLITE_PATH=str(self.tmp / "arena.sqlite3"),
             ALLOWED_HOSTS="127.0.0.1,localhost",
             SECURE_COOKIES="0",

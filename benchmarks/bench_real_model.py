@@ -98,7 +98,11 @@ def main() -> None:
         flush_redis(args.redis_url)
         manage("migrate", "--noinput", env=django_env(args.db, args.redis_url))
     os.environ.update(
-        DATABASE_URL=pg_url(args.db), REDIS_URL=args.redis_url, SECRET_KEY="bench", DEBUG="0"
+        DATABASE_URL=pg_url(args.db),
+        REDIS_URL=args.redis_url,
+        SECRET_KEY="bench",
+        USER_ID_HMAC_KEY="bench",
+        DEBUG="0",
     )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena_site.settings")
     import django

@@ -157,7 +157,13 @@ def wrk_read(url: str, seconds: int, connections: int) -> dict:
 def collect_static() -> str:
     """Pages name hashed static files from collectstatic's manifest (production storage)."""
     root = ROOT / "var" / "bench-static"
-    env = {**os.environ, "SECRET_KEY": "bench", "DEBUG": "0", "STATIC_ROOT": str(root)}
+    env = {
+        **os.environ,
+        "SECRET_KEY": "bench",
+        "USER_ID_HMAC_KEY": "bench",
+        "DEBUG": "0",
+        "STATIC_ROOT": str(root),
+    }
     env.pop("DATABASE_URL", None)
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,

@@ -47,6 +47,7 @@ def _setup(db: str, redis_url: str) -> None:
         DATABASE_URL=pg_url(db),
         REDIS_URL=redis_url,
         SECRET_KEY="bench-only",
+        USER_ID_HMAC_KEY="bench-only",
         DEBUG="0",
         DJANGO_SETTINGS_MODULE="arena_site.settings",
         RECOMPUTE_ON_VOTES="0",

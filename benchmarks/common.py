@@ -104,6 +104,7 @@ def django_env(db: str, redis_url: str, src: Path = ROOT, **extra: str) -> dict[
         "DATABASE_URL": pg_url(db),
         "REDIS_URL": redis_url,
         "SECRET_KEY": "bench",
+        "USER_ID_HMAC_KEY": "bench",
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "arena_site.settings",

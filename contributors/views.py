@@ -168,9 +168,9 @@ def top_contributors(request):
 
 
 def take_part(request):
-    # The address as this request reached us: scheme from the proxy's X-Forwarded-Proto when
-    # NUM_PROXIES trusts it (SECURE_PROXY_SSL_HEADER), host from Host (checked against
-    # ALLOWED_HOSTS), plus any script prefix. Not cached per snapshot: it varies by host.
+    # The address as this request reached us: scheme from X-Forwarded-Proto when a trusted
+    # proxy sent it (TRUSTED_PROXIES, SECURE_PROXY_SSL_HEADER), host from Host (checked
+    # against ALLOWED_HOSTS), plus any script prefix. Not cached per snapshot: it varies by host.
     server_url = request.build_absolute_uri(reverse("leaderboard")).rstrip("/")
     return render(
         request,

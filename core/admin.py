@@ -14,6 +14,7 @@ from django.urls import path, reverse
 from .admin_base import ReadOnlyAdmin
 from .audit import AuditedAdmin, reason_action, record
 from .auth import hash_key, new_key
+from .csv_cells import safe_row
 from .models import ApiClient, AuditEntry
 from .services import revoke_api_key
 
@@ -146,15 +147,17 @@ class AuditEntryAdmin(ReadOnlyAdmin):
         writer.writerow(CSV_COLUMNS)
         for e in cl.get_queryset(request).order_by("at", "id"):
             writer.writerow(
-                [
-                    e.at.isoformat(),
-                    e.actor_name,
-                    e.action,
-                    e.target,
-                    e.reason,
-                    e.affected,
-                    json.dumps(e.before, sort_keys=True),
-                    json.dumps(e.after, sort_keys=True),
-                ]
+                safe_row(
+                    [
+                        e.at.isoformat(),
+                        e.actor_name,
+                        e.action,
+                        e.target,
+                        e.reason,
+                        e.affected,
+                        json.dumps(e.before, sort_keys=True),
+                        json.dumps(e.after, sort_keys=True),
+                    ]
+                )
             )
         return response

@@ -8,6 +8,7 @@ The schema says string and number, so these take exactly that and refuse the res
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 
 from rest_framework import serializers
@@ -76,11 +77,16 @@ class StrictIntegerField(serializers.IntegerField):
 
 
 class CodeTextField(StrictCharField):
-    """Code as an editor sends it: never trimmed, may be empty, NUL characters dropped.
+    """Code as an editor sends it: never trimmed, may be empty, NUL characters dropped, lone
+    surrogates replaced.
 
     A NUL is legal in a source file, and the original server accepted it; PostgreSQL text
     cannot hold one. It is stripped (and counted in `arena_nul_stripped_total`) rather than
-    refusing the request.
+    refusing the request. A lone UTF-16 surrogate (JSON's `\\ud800` with no partner: an
+    editor's buffer, or the extension cutting a surrogate pair in half when it trims the
+    context) has no UTF-8 form either; it becomes U+FFFD (counted in
+    `arena_surrogates_replaced_total`) so the vote is stored, never refused for it. Ids and
+    other text fields still refuse one: there a replacement could make two ids one.
     """
 
     def __init__(self, **kwargs):
@@ -89,8 +95,10 @@ class CodeTextField(StrictCharField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data) -> str:
-        if isinstance(data, str) and "\x00" in data:
-            data = strip_nul(data)
+        if isinstance(data, str):
+            if "\x00" in data:
+                data = strip_nul(data)
+            data = replace_surrogates(data)
         return super().to_internal_value(data)
 
 
@@ -99,6 +107,19 @@ def strip_nul(text: str) -> str:
 
     NUL_STRIPPED.inc()
     return text.replace("\x00", "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """`text` with every lone surrogate as U+FFFD (json.loads already joined the pairs)."""
+    replaced, count = _SURROGATE.subn("\ufffd", text)
+    if count:
+        from .metrics import SURROGATES_REPLACED
+
+        SURROGATES_REPLACED.inc()
+    return replaced
 
 
 class PromptField(CodeTextField):

@@ -59,3 +59,11 @@ RECOMPUTE_SECONDS = Histogram(
 NUL_STRIPPED = Counter(
     "arena_nul_stripped_total", "Code fields from which NUL characters were stripped."
 )
+SURROGATES_REPLACED = Counter(
+    "arena_surrogates_replaced_total",
+    "Code fields in which lone UTF-16 surrogates were replaced by U+FFFD.",
+)
+CACHE_FOREIGN_VALUES = Counter(
+    "arena_cache_foreign_values_total",
+    "Cache entries read as a miss because this site did not write them (e.g. a pickle).",
+)

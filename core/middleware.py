@@ -21,6 +21,17 @@ from .errors import database_unavailable_body, is_database_unavailable
 log = logging.getLogger(__name__)
 
 
+def body_limit(path: str) -> int | None:
+    """The body limit of `path` in bytes; None where Django's own limits apply (the admin)."""
+    if path.startswith("/admin/"):
+        return None
+    return (
+        settings.ARENA_MAX_BATCH_BODY_BYTES
+        if path.endswith("/batch")
+        else settings.ARENA_MAX_BODY_BYTES
+    )
+
+
 class BodySizeLimitMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -30,12 +41,8 @@ class BodySizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        limit = (
-            settings.ARENA_MAX_BATCH_BODY_BYTES
-            if request.path.endswith("/batch")
-            else settings.ARENA_MAX_BODY_BYTES
-        )
-        if length > limit and not request.path.startswith("/admin/"):
+        limit = body_limit(request.path)
+        if limit is not None and length > limit:
             return JsonResponse(
                 {
                     "error": "body_too_large",

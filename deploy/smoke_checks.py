@@ -373,10 +373,18 @@ def metrics(c: Client, r: Results) -> dict[str, float]:
 
 
 def json_logs(r: Results, logs: Path) -> None:
-    for name in ("web", "pairs", "worker"):
-        lines = [x for x in (logs / f"{name}.log").read_text().splitlines() if x.strip()]
+    """Every line the pools, the worker and beat wrote, on stdout and stderr, is JSON."""
+    for name in ("web", "pairs", "worker", "beat"):
+        lines = [
+            x
+            for stream in (f"{name}.log", f"{name}.out")
+            for x in (logs / stream).read_text().splitlines()
+            if x.strip()
+        ]
         bad = [x for x in lines if not x.startswith("{")]
-        expect(lines and not bad, f"every line of {name}'s log is JSON (LOG_FORMAT=json)", bad[:3])
+        expect(
+            lines and not bad, f"every line of {name}'s output is JSON (LOG_FORMAT=json)", bad[:3]
+        )
         for x in lines:
             json.loads(x)
-    r.ok("LOG_FORMAT=json: every log line of both pools and the worker is a JSON object")
+    r.ok("LOG_FORMAT=json: every line both pools, the worker and beat wrote is a JSON object")

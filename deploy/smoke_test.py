@@ -1,22 +1,27 @@
-"""The deployment smoke test: the steps of the Dockerfile and docs/deployment.md, without Docker.
+"""The deployment smoke test: docs/deployment.md's blocks marked for CI, run as written, then checks.
 
     .venv/bin/python deploy/smoke_test.py          (or `make smoke`; `.ci/run` runs it)
 
-1. copies the checkout's files to a temporary directory, builds the wheel there and checks
-   it holds every app, template, static and data file (deploy/check_wheel.py);
-2. installs the wheel into a fresh virtualenv outside the checkout and, from a directory
-   that is not the checkout, runs migrate on a fresh PostgreSQL database
-   (arena_smoke_<random>), collectstatic, `check --deploy --fail-level WARNING` with the
-   documented production settings, load_demo;
-3. starts gunicorn for the site and for the pairs pool, a Celery worker and beat, a stub
-   LLM provider, and nginx with deploy/nginx.conf (private ports, a throw-away TLS
-   certificate), then checks through nginx (deploy/smoke_checks.py);
-4. backs up and restores: export_battles -> import_battles on a second fresh database, and
-   pg_dump -> pg_restore on a third, comparing battles, pair ids and outcomes.
+1. copies the checkout (with uncommitted files) to the guide's /tmp/code-arena and runs the
+   guide's blocks (deploy/runbook.py) in a temporary tree: "install" (the wheel, checked by
+   deploy/check_wheel.py, into a fresh virtualenv with the lock file), "settings" (the
+   settings file, to which the run's database, Redis, host and fast recompute timings are
+   appended), "first-run" (migrate on a fresh PostgreSQL database arena_smoke_<random>,
+   collectstatic, check --deploy, seed_catalogue, bootstrap_roles);
+2. `check --deploy --fail-level WARNING`, load_demo, then the "processes" block's four
+   processes (private ports, fewer workers, unprivileged), a stub LLM provider and nginx
+   with deploy/nginx.conf (a throw-away certificate), and checks through nginx
+   (deploy/smoke_checks.py), the "prometheus" block's scrape, every log line JSON;
+3. the systemd units with `systemd-analyze verify` against this layout;
+4. "backup", the database emptied, "restore": every table's rows and the board come back;
+   "export" and an import into a fresh database give back the same battles;
+5. the upgrade test (deploy/smoke_upgrade.py): the previous release from its commit,
+   filled, then the "upgrade" block;
+6. fails unless every block the guide marks for CI ran.
 
 Everything it starts it stops, and it drops its databases and its Redis keys (it uses the
-Redis database of REDIS_URL, default redis://127.0.0.1:6379/7, under a key prefix and a
-Celery queue of its own). --keep leaves the directory (logs) behind.
+Redis database of SMOKE_REDIS_URL, default redis://127.0.0.1:6379/7, under a key prefix and
+a Celery queue of its own). --keep leaves the directory (logs) behind.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -31,9 +37,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import smoke_checks as checks
+from runbook import Runbook
+from smoke_db import admin_sql, db_url, last_json, read_env, run, state
 from smoke_stack import (
     HOST,
     Ports,
@@ -43,51 +50,22 @@ from smoke_stack import (
     self_signed_cert,
     wait_for,
 )
+from smoke_upgrade import upgrade
 
 ROOT = Path(__file__).resolve().parents[1]
 VOTE_LIMIT = 8  # THROTTLE_VOTE_IP for the run: small, so the throttle check is quick
 
 
-def run(argv: list[str], *, env: dict | None = None, cwd: Path | None = None,
-        quiet: bool = False) -> str:  # fmt: skip
-    result = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SystemExit(
-            f"smoke: {' '.join(argv[:4])} failed ({result.returncode}):\n"
-            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-        )
-    if not quiet and result.stdout.strip():
-        print(result.stdout.rstrip())
-    return result.stdout
-
-
-def last_json(output: str):
-    """The JSON a `manage.py shell -c` script printed last (anything before is log output)."""
-    return json.loads(output.strip().splitlines()[-1])
-
-
-def db_url(base: str, name: str) -> str:
-    parts = urlsplit(base)
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
-
-
-def build_wheel(work: Path, r: checks.Results) -> Path:
-    src, dist = work / "src", work / "dist"
+def copy_checkout(dest: Path) -> None:
+    """The checkout's files, committed or not (what `git clone` would give, plus the work)."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=ROOT, check=True, capture_output=True,
     ).stdout.decode().split("\0")  # fmt: skip
     for name in filter(None, listed):
         if (ROOT / name).is_file():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name)
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(src)])
-    wheel = next(dist.glob("code_arena-*.whl"))
-    run([sys.executable, str(ROOT / "deploy" / "check_wheel.py"), str(wheel)])
-    r.ok(
-        f"wheel built in a temporary copy ({wheel.name}) holds every app, template, static, data file"
-    )
-    return wheel
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
 
 
 def world_usable(path: Path) -> bool:
@@ -98,64 +76,55 @@ def world_usable(path: Path) -> bool:
     ) and bool(real.stat().st_mode & 0o005)  # fmt: skip
 
 
-def base_python() -> str:
-    """Debian's python3 (what docs/deployment.md uses) if it is 3.11+, else this one."""
-    system = Path("/usr/bin/python3")
-    if system.exists():
-        version = subprocess.run([str(system), "-c", "import sys, venv; print(sys.version_info >= (3, 11))"],
-                                 capture_output=True, text=True).stdout.strip()  # fmt: skip
-        if version == "True":
-            return str(system)
-    return sys.executable
+def shell_env() -> dict[str, str]:
+    """The environment the guide's blocks run in: this one, less the checkout's venv."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE", "VIRTUAL_ENV")
+           and not k.startswith(("DATABASE_URL", "REDIS_URL"))}  # fmt: skip
+    # A Debian machine's PATH first: python3 is the system's, as the guide's reader has it.
+    venv_bin = str(ROOT / ".venv" / "bin")
+    rest = [p for p in env.get("PATH", "").split(":") if p and p != venv_bin]
+    env["PATH"] = ":".join(["/usr/local/bin", "/usr/bin", "/bin", *rest])
+    return env
 
 
-def install(wheel: Path, work: Path, r: checks.Results) -> Path:
-    venv = work / "venv"
-    run([base_python(), "-m", "venv", str(venv)])
-    run(
-        [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", str(wheel)]
-    )
+def install(rb: Runbook, r: checks.Results) -> tuple[Path, Path]:
+    copy_checkout(rb.where("/tmp/code-arena"))
+    rb.run("install", env=shell_env())
+    wheel = next(rb.where("/tmp/dist").glob("code_arena-*.whl"))
+    run([sys.executable, str(ROOT / "deploy" / "check_wheel.py"), str(wheel)])
+    venv = rb.where("/srv/arena") / "venv"
     where = run([str(venv / "bin" / "python"), "-c", "import arena_site; print(arena_site.__file__)"],
-                cwd=work / "site", quiet=True).strip()  # fmt: skip
+                cwd=rb.root, quiet=True).strip()  # fmt: skip
     checks.expect(where.startswith(str(venv)) and not where.startswith(str(ROOT)),
                   "the site imports from the fresh venv, not the checkout", where)  # fmt: skip
-    r.ok(f"installed into a fresh venv ({base_python()}) outside the checkout; "
-         "runs from a directory outside it")  # fmt: skip
-    return venv
+    r.ok(f"guide block 'install': {wheel.name} built from a copy of the checkout, holds every "
+         "app, template, static and data file; installed with requirements/app.txt into a "
+         "fresh venv outside the checkout")  # fmt: skip
+    return wheel, venv
 
 
-def admin_sql(venv: Path, server: str, sql: str) -> None:
-    code = (
-        "import sys, psycopg\n"
-        "with psycopg.connect(sys.argv[1], autocommit=True) as c: c.execute(sys.argv[2])"
-    )
-    run([str(venv / "bin" / "python"), "-c", code, db_url(server, "postgres"), sql])
+def settings_file(rb: Runbook, *, database: str, redis_url: str, ports: Ports, tag: str) -> Path:
+    rb.run("settings", env=shell_env())
+    path = rb.where("/etc/arena") / "env"
+    written = read_env(path)
+    for name in ("SECRET_KEY", "USER_ID_HMAC_KEY", "TRUSTED_PROXIES", "HTTPS", "LOG_FORMAT"):
+        checks.expect(bool(written.get(name)), f"the guide's settings block sets {name}")
+    checks.expect(written["SECRET_KEY"] != written["USER_ID_HMAC_KEY"], "two different keys")
+    with path.open("a") as f:
+        f.write(
+            f"DATABASE_URL={database}\nREDIS_URL={redis_url}\n"
+            f"CSRF_TRUSTED_ORIGINS=https://{HOST}:{ports.https}\n"
+            "SECURE_HSTS_INCLUDE_SUBDOMAINS=1\nSECURE_HSTS_PRELOAD=1\n"
+            f"CACHE_KEY_PREFIX=arena-smoke-{tag}\nCELERY_QUEUE=arena-smoke-{tag}\n"
+            f"THROTTLE_VOTE_IP={VOTE_LIMIT}/hour\n"
+            "RECOMPUTE_DEBOUNCE_SECONDS=1\nRECOMPUTE_INTERVAL_SECONDS=20\n"
+        )
+    return path
 
 
-def production_env(*, work: Path, database: str, redis_url: str, ports: Ports,
-                   tag: str) -> dict[str, str]:  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
-    env.update(
-        DATABASE_URL=database,
-        REDIS_URL=redis_url,
-        SECRET_KEY=secrets.token_urlsafe(50),
-        DEBUG="0",
-        ALLOWED_HOSTS=HOST,
-        CSRF_TRUSTED_ORIGINS=f"https://{HOST}:{ports.https}",
-        NUM_PROXIES="1",
-        HTTPS="1",
-        SECURE_HSTS_INCLUDE_SUBDOMAINS="1",
-        SECURE_HSTS_PRELOAD="1",
-        STATIC_ROOT=str(work / "site" / "staticfiles"),
-        PROMETHEUS_MULTIPROC_DIR=str(work / "metrics"),
-        LOG_FORMAT="json",
-        CACHE_KEY_PREFIX=f"arena-smoke-{tag}",
-        CELERY_QUEUE=f"arena-smoke-{tag}",
-        THROTTLE_VOTE_IP=f"{VOTE_LIMIT}/hour",
-        RECOMPUTE_DEBOUNCE_SECONDS="1",
-        RECOMPUTE_INTERVAL_SECONDS="20",
-    )
-    return env
+def site_env(path: Path) -> dict[str, str]:
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", **read_env(path)}
 
 
 SETUP = """
@@ -175,51 +144,61 @@ print(json.dumps({{"api_key": key, "models": [m.key for m in chat]}}))
 """
 
 
-def prepare_site(manage: list[str], env: dict, site: Path, ports: Ports, password: str,
+def prepare_site(rb: Runbook, manage: list[str], env: dict, ports: Ports, password: str,
                  r: checks.Results) -> tuple[dict, str]:  # fmt: skip
-    run([*manage, "migrate", "--noinput", "-v0"], env=env, cwd=site)
-    run([*manage, "collectstatic", "--noinput", "-v0"], env=env, cwd=site)
-    checks.expect(any((site / "staticfiles").rglob("*.br")), "collectstatic wrote .br files")
-    r.ok("migrate on a fresh PostgreSQL database; collectstatic (hashed, .gz and .br)")
+    srv = rb.where("/srv/arena")
+    rb.run("first-run", env=shell_env())
+    checks.expect(any((srv / "staticfiles").rglob("*.br")), "collectstatic wrote .br files")
+    r.ok("guide block 'first-run': migrate on a fresh PostgreSQL database, collectstatic "
+         "(hashed, .gz and .br), check --deploy, seed_catalogue, bootstrap_roles")  # fmt: skip
     deploy = subprocess.run([*manage, "check", "--deploy", "--fail-level", "WARNING"],
-                            env=env, cwd=site, capture_output=True, text=True)  # fmt: skip
+                            env=env, cwd=srv, capture_output=True, text=True)  # fmt: skip
     checks.expect(deploy.returncode == 0, "check --deploy passes with no warning",
                   deploy.stdout + deploy.stderr)  # fmt: skip
     report = (deploy.stdout + deploy.stderr).strip().splitlines()[-1]
     r.ok(f"check --deploy --fail-level WARNING: {report}")
-    run([*manage, "load_demo", "--simulated", "3000"], env=env, cwd=site, quiet=True)
+    run([*manage, "load_demo", "--simulated", "3000"], env=env, cwd=srv, quiet=True)
     r.ok("load_demo from the installed package (its data files): catalogue, sample, board")
     setup = SETUP.format(password=password, stub=f"http://127.0.0.1:{ports.stub}/v1")
-    made = last_json(run([*manage, "shell", "-c", setup], env=env, cwd=site, quiet=True))
+    made = last_json(run([*manage, "shell", "-c", setup], env=env, cwd=srv, quiet=True))
     return made, report
 
 
-def start_stack(stack: Stack, venv: Path, env: dict, work: Path, ports: Ports) -> Path:
-    site, bin_ = work / "site", venv / "bin"
-    stack.may_drop = world_usable(bin_ / "python")
+def process_commands(rb: Runbook, ports: Ports) -> dict[str, list[str]]:
+    """The guide's four processes, with the run's ports and smaller pools."""
+    names = {
+        " --preload ": "web",
+        " gthread ": "pairs",
+        " worker ": "worker",
+        " beat ": "beat",
+    }
+    found: dict[str, list[str]] = {}
+    for line in rb.commands("processes"):
+        name = next(n for marker, n in names.items() if marker in f" {line} ")
+        line = line.replace("127.0.0.1:8000", f"127.0.0.1:{ports.web}")
+        line = line.replace("127.0.0.1:8001", f"127.0.0.1:{ports.pairs}")
+        line = re.sub(r"--workers \d+", "--workers 2" if name == "web" else "--workers 1", line)
+        line = re.sub(r"--threads \d+", "--threads 16", line)
+        line = line.replace("--concurrency=2", "--concurrency=1")
+        found[name] = line.split()
+    checks.expect(set(found) == {"web", "pairs", "worker", "beat"}, "four processes", found)
+    return found
+
+
+def start_stack(stack: Stack, rb: Runbook, venv: Path, env: dict, work: Path, ports: Ports) -> Path:
+    srv = rb.where("/srv/arena")
+    stack.may_drop = world_usable(venv / "bin" / "python")
     if os.geteuid() == 0 and not stack.may_drop:
         print("smoke: the venv's interpreter is not usable by nobody: the site runs as root")
     stack.start("stub", [sys.executable, str(ROOT / "tests" / "serving" / "stub_provider.py"),
-                         "--port", str(ports.stub), "--latency", "0.05"], env=env, cwd=site)  # fmt: skip
-    # The site's processes run unprivileged (as nobody under a root CI): they may write
-    # only the metrics directory and beat's schedule.
-    for writable in (work / "metrics", work / "run"):
-        writable.mkdir(exist_ok=True)
+                         "--port", str(ports.stub), "--latency", "0.05"], env=env, cwd=srv)  # fmt: skip
+    # The site's processes run unprivileged (as nobody under a root CI), as the arena user
+    # would: they write the metrics directory and beat's state file only.
+    for writable in (rb.where("/run/arena") / "metrics", srv):
         writable.chmod(0o777)
-    gunicorn = [str(bin_ / "gunicorn"), "-c", "python:arena_site.gunicorn_conf"]
-    stack.start("web", [*gunicorn, "--bind", f"127.0.0.1:{ports.web}", "--workers", "2",
-                        "--preload", "--access-logfile", "-"], env=env, cwd=site,
-                unprivileged=True)  # fmt: skip
-    stack.start("pairs", [*gunicorn, "--bind", f"127.0.0.1:{ports.pairs}", "--worker-class",
-                          "gthread", "--workers", "1", "--threads", "16", "--access-logfile",
-                          "-"], env={**env, "ARENA_PRELOAD_LABELS": "0"}, cwd=site,
-                unprivileged=True)  # fmt: skip
-    celery = [str(bin_ / "celery"), "-A", "arena_site"]
-    stack.start("worker", [*celery, "worker", "--concurrency", "1", "--loglevel", "INFO"],
-                env=env, cwd=site, unprivileged=True)  # fmt: skip
-    stack.start("beat", [*celery, "beat", "--loglevel", "INFO", "--schedule",
-                         str(work / "run" / "beat-schedule")], env=env, cwd=site,
-                unprivileged=True)  # fmt: skip
+    for name, argv in process_commands(rb, ports).items():
+        extra = {"ARENA_PRELOAD_LABELS": "0"} if name == "pairs" else {}  # as its unit
+        stack.start(name, argv, env={**env, **extra}, cwd=srv, unprivileged=True)
     prefix = work / "nginx"
     prefix.mkdir()
     cert, key = self_signed_cert(prefix)
@@ -233,66 +212,113 @@ def start_stack(stack: Stack, venv: Path, env: dict, work: Path, ports: Ports) -
     return cert
 
 
-def exported(manage: list[str], env: dict, site: Path, database: str, out: Path) -> list[dict]:
-    run([*manage, "export_battles", "-o", str(out)], env={**env, "DATABASE_URL": database},
-        cwd=site, quiet=True)  # fmt: skip
-    return sorted((json.loads(x) for x in out.read_text().splitlines()), key=lambda b: b["pair_id"])
+def prometheus_scrape(rb: Runbook, ports: Ports, r: checks.Results) -> None:
+    """What the guide's prometheus.yml makes Prometheus ask: the target, the path, its Host."""
+    import http.client
+
+    block = rb.text("prometheus")
+    rb.ran.add("prometheus")
+    path = re.search(r"metrics_path:\s*(\S+)", block).group(1)  # type: ignore[union-attr]
+    target = re.search(r'targets:\s*\["([^"]+)"\]', block).group(1)  # type: ignore[union-attr]
+    checks.expect(target == "127.0.0.1:8000", "the example scrapes the web pool", target)
+    conn = http.client.HTTPConnection("127.0.0.1", ports.web, timeout=30)
+    conn.request("GET", path, headers={"Host": f"127.0.0.1:{ports.web}",
+                                       "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})  # fmt: skip
+    resp = conn.getresponse()
+    text = resp.read().decode()
+    conn.close()
+    checks.expect(resp.status == 200 and "arena_votes_total" in text,
+                  "the guide's Prometheus example scrapes the web pool (Host allowed)",
+                  (resp.status, text[:300]))  # fmt: skip
+    r.ok("the guide's prometheus.yml: GET /metrics on the web pool with Prometheus' Host "
+         "header answers 200 with the arena's metrics")  # fmt: skip
 
 
-def backups(manage: list[str], env: dict, work: Path, venv: Path, server: str, dbs: list[str],
+def systemd_units(rb: Runbook, r: checks.Results) -> None:
+    """The shipped units, with the guide's paths of this run, pass systemd-analyze verify."""
+    analyze = shutil.which("systemd-analyze")
+    checks.expect(analyze is not None, "systemd-analyze is installed (.ci/run installs it)")
+    units = rb.root / "units"
+    units.mkdir()
+    names = []
+    for unit in sorted((ROOT / "deploy" / "systemd").glob("*.service")):
+        text = unit.read_text()
+        for guide_path in ("/srv/arena", "/etc/arena"):
+            text = text.replace(guide_path, str(rb.where(guide_path)))
+        (units / unit.name).write_text(text)
+        names.append(unit.name)
+    checks.expect(len(names) == 4, "units for web, pairs, worker and beat", names)
+    result = subprocess.run([str(analyze), "verify", *(str(units / n) for n in names)],
+                            capture_output=True, text=True)  # fmt: skip
+    checks.expect(result.returncode == 0 and not result.stderr.strip(),
+                  "systemd-analyze verify passes", result.stderr)  # fmt: skip
+    r.ok(f"systemd-analyze verify: {', '.join(names)} (this layout's venv, env file, commands)")
+
+
+def backups(rb: Runbook, manage: list[str], env: dict, venv: Path, server: str, dbs: list[str],
             r: checks.Results) -> None:  # fmt: skip
-    site, main = work / "site", env["DATABASE_URL"]
-    before = exported(manage, env, site, main, work / "export-1.jsonl")
-    # Moderation's `excluded` flag is exported but not imported: pg_dump is the backup that
-    # keeps everything (docs/deployment.md, "Backups").
+    python, main = venv / "bin" / "python", env["DATABASE_URL"]
+    srv = rb.where("/srv/arena")
+    rb.where("/var/backups/arena").chmod(0o777)
+    before = state(python, main)
+    rb.run("backup", env=shell_env())
+    name = main.rsplit("/", 1)[1]
+    admin_sql(python, server, f'DROP DATABASE "{name}" WITH (FORCE)')
+    admin_sql(python, server, f'CREATE DATABASE "{name}"')
+    checks.expect(sum(state(python, main)["tables"].values()) == 0, "the database was emptied")
+    rb.run("restore", env=shell_env())
+    after = state(python, main)
+    checks.expect(after["tables"] == before["tables"], "every table's rows are back",
+                  {t: (n, after["tables"].get(t)) for t, n in before["tables"].items()
+                   if after["tables"].get(t) != n})  # fmt: skip
+    checks.expect(after["board"] == before["board"] and after["users"] == before["users"],
+                  "the published board and the pseudonyms are back")  # fmt: skip
+    r.ok(f"guide blocks 'backup' and 'restore': dump, database dropped and recreated, restore: "
+         f"{len(before['tables'])} tables, {sum(before['tables'].values()):,} rows and the "
+         f"published board ({len(before['board'])} rows) identical")  # fmt: skip
+
+    rb.run("export", env=shell_env())
+    export = rb.where("/var/backups/arena") / "battles.jsonl"
     key = ("pair_id", "outcome", "model_a", "model_b", "user_hash", "kind", "source")
 
-    def same(after: list[dict]) -> bool:
-        return [tuple(b[k] for k in key) for b in after] == [
-            tuple(b[k] for k in key) for b in before
-        ]
+    def battles(path: Path) -> list[tuple]:
+        rows = (json.loads(x) for x in path.read_text().splitlines())
+        return sorted(tuple(b[k] for k in key) for b in rows)
 
-    restore = db_url(server, dbs[1])
-    admin_sql(venv, server, f'CREATE DATABASE "{dbs[1]}"')
-    fresh = {**env, "DATABASE_URL": restore}
-    run([*manage, "migrate", "--noinput", "-v0"], env=fresh, cwd=site)
-    run([*manage, "import_battles", str(work / "export-1.jsonl"), "--add-unknown-models"],
-        env=fresh, cwd=site, quiet=True)  # fmt: skip
-    after = exported(manage, env, site, restore, work / "export-2.jsonl")
-    checks.expect(len(after) == len(before) and same(after),
-                  "export -> import on a fresh database keeps every battle", (len(before), len(after)))  # fmt: skip
-    r.ok(f"export_battles -> import_battles --add-unknown-models on a fresh database: "
-         f"{len(before):,} battles, pair ids, outcomes and models identical")  # fmt: skip
+    fresh = {**env, "DATABASE_URL": db_url(server, dbs[1])}
+    admin_sql(python, server, f'CREATE DATABASE "{dbs[1]}"')
+    run([*manage, "migrate", "--noinput", "-v0"], env=fresh, cwd=srv)
+    run([*manage, "import_battles", str(export), "--add-unknown-models"], env=fresh, cwd=srv,
+        quiet=True)  # fmt: skip
+    again = rb.root / "battles-again.jsonl"
+    run([*manage, "export_battles", "-o", str(again)], env=fresh, cwd=srv, quiet=True)
+    checks.expect(battles(again) == battles(export), "export -> import keeps every battle")
+    r.ok(f"guide block 'export', then import_battles --add-unknown-models on a fresh database: "
+         f"{len(battles(export)):,} battles, pair ids, outcomes, models and pseudonyms identical")  # fmt: skip
 
-    dump, target = work / "arena.dump", dbs[2]
-    parts = urlsplit(main)
-    pg = [
-        "-h",
-        parts.hostname or "127.0.0.1",
-        "-p",
-        str(parts.port or 5432),
-        "-U",
-        parts.username or "postgres",
-    ]
-    run(
-        [
-            "pg_dump",
-            *pg,
-            "--format=custom",
-            "--no-owner",
-            "-f",
-            str(dump),
-            "-d",
-            parts.path.lstrip("/"),
-        ]
-    )
-    admin_sql(venv, server, f'CREATE DATABASE "{target}"')
-    run(["pg_restore", *pg, "--no-owner", "-d", target, str(dump)])
-    restored = exported(manage, env, site, db_url(server, target), work / "export-3.jsonl")
-    checks.expect(same(restored), "pg_dump -> pg_restore keeps every battle", len(restored))
-    r.ok(
-        f"pg_dump --format=custom -> pg_restore into a new database: {len(restored):,} battles identical"
-    )
+
+def spoofed_headers_straight_to_the_pool(ports: Ports, r: checks.Results) -> None:
+    """A client reaching the web pool directly cannot claim to be nginx or its neighbour."""
+    import http.client
+
+    def ask(method: str, path: str, headers: dict[str, str]) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", ports.web, timeout=30,
+                                          source_address=("127.0.0.9", 0))  # fmt: skip
+        conn.request(method, path, body=b"{}" if method == "POST" else None,
+                     headers={"Host": HOST, "Content-Type": "application/json", **headers})  # fmt: skip
+        resp = conn.getresponse()
+        resp.read()
+        conn.close()
+        return resp.status
+
+    # HTTPS=1: a request the app sees as plain http is redirected to https, not served.
+    status = ask("POST", "/api/v1/battles", {"X-Forwarded-Proto": "https"})
+    checks.expect(status == 301, "X-Forwarded-Proto from a direct client is not believed", status)
+    status = ask("GET", "/metrics", {"X-Forwarded-For": "127.0.0.1"})
+    checks.expect(status == 403, "/metrics refused to a direct client claiming "
+                  "X-Forwarded-For: 127.0.0.1", status)  # fmt: skip
+    r.ok("straight to the web pool from 127.0.0.9: X-Forwarded-Proto: https and "
+         "X-Forwarded-For: 127.0.0.1 are not believed (redirected; /metrics 403)")  # fmt: skip
 
 
 def main() -> int:
@@ -303,68 +329,87 @@ def main() -> int:
     server = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres"
     redis_url = os.environ.get("SMOKE_REDIS_URL", "redis://127.0.0.1:6379/7")
     tag = secrets.token_hex(4)
-    dbs = [f"arena_smoke_{tag}", f"arena_smoke_{tag}_restore", f"arena_smoke_{tag}_pgrestore"]
+    dbs = [f"arena_smoke_{tag}", f"arena_smoke_{tag}_import"]
     work = Path(tempfile.mkdtemp(prefix="arena-smoke-"))
     work.chmod(0o755)  # nginx's workers (nobody) read below it
-    for sub in ("site", "logs", "metrics"):
-        (work / sub).mkdir()
-    checks.expect(ROOT not in (work / "site").parents, "the site directory is outside the checkout")
+    (work / "logs").mkdir()
+    rb = Runbook(work / "root", host=HOST)
+    checks.expect(ROOT not in rb.root.parents, "the site's tree is outside the checkout")
     r, ports, stack = checks.Results(), Ports(), Stack(work / "logs")
     venv: Path | None = None
     env: dict[str, str] = {}
+    figures: dict[str, float] = {}
     try:
-        venv = install(build_wheel(work, r), work, r)
-        env = production_env(work=work, database=db_url(server, dbs[0]), redis_url=redis_url,
+        wheel, venv = install(rb, r)
+        python = venv / "bin" / "python"
+        admin_sql(python, server, f'CREATE DATABASE "{dbs[0]}"')
+        path = settings_file(rb, database=db_url(server, dbs[0]), redis_url=redis_url,
                              ports=ports, tag=tag)  # fmt: skip
-        admin_sql(venv, server, f'CREATE DATABASE "{dbs[0]}"')
-        manage, site = [str(venv / "bin" / "arena-manage")], work / "site"
+        env = site_env(path)
+        r.ok("guide block 'settings': the settings file, with the run's database and Redis")
+        manage = [str(venv / "bin" / "arena-manage")]
+        srv = rb.where("/srv/arena")
         password = secrets.token_urlsafe(16)
-        made, deploy_report = prepare_site(manage, env, site, ports, password, r)
-        cert = start_stack(stack, venv, env, work, ports)
+        made, deploy_report = prepare_site(rb, manage, env, ports, password, r)
+        cert = start_stack(stack, rb, venv, env, work, ports)
         c = checks.Client(https_port=ports.https, http_port=ports.http, cafile=cert, host=HOST)
         wait_for("the site through nginx", lambda: c.request("GET", "/healthz").status == 200,
                  timeout=180, stack=stack)  # fmt: skip
-        wait_for("the pairs pool", lambda: subprocess.run(
-            ["curl", "-fs", f"http://127.0.0.1:{ports.pairs}/healthz", "-H", f"Host: {HOST}"],
-            capture_output=True).returncode == 0, timeout=120, stack=stack)  # fmt: skip
+        figures["site"] = time.monotonic() - started
+        r.ok(f"guide block 'processes': web, pairs, worker and beat running; the site answers "
+             f"through nginx {figures['site']:.0f} s after the start")  # fmt: skip
+        wait_for("the pairs pool through nginx", lambda: c.request(
+            "GET", "/healthz/pairs").status == 200, timeout=120, stack=stack)  # fmt: skip
+        live = c.request("GET", "/healthz/pairs").json()
+        checks.expect(live.get("check") == "live", "/healthz/pairs is the pairs pool's live", live)
+        r.ok("/healthz/pairs answers the pairs pool's liveness through nginx")
         checks.tls_and_redirects(c, r)
         covered = checks.pages_and_read_api(c, r, made["models"][0])
         covered |= checks.votes_and_pairs(c, r, api_key=made["api_key"], models=made["models"])
         covered |= checks.accounts(c, r)
-        routes = last_json(run([*manage, "shell", "-c", ROUTES], env=env, cwd=site, quiet=True))
+        routes = last_json(run([*manage, "shell", "-c", ROUTES], env=env, cwd=srv, quiet=True))
         missing = sorted(set(routes) - covered - {"metrics"})
         checks.expect(not missing, "every route of the URL map is checked", missing)
         r.ok(f"all {len(routes)} routes of the URL map outside /admin/ checked through nginx")
         checks.pairs_pool_served_the_pairs(r, stack.logs)
-        checks.real_client_ip(c, r, models=made["models"],
-                              shell=lambda code: run([*manage, "shell", "-c", code], env=env,
-                                                     cwd=site, quiet=True))  # fmt: skip
+        shell = lambda code: run([*manage, "shell", "-c", code], env=env, cwd=srv, quiet=True)  # noqa: E731
+        checks.real_client_ip(c, r, models=made["models"], shell=shell)
+        spoofed_headers_straight_to_the_pool(ports, r)
         checks.throttled_per_real_client(c, r, models=made["models"], limit=VOTE_LIMIT)
         checks.admin_login(c, r, username="smoke-admin", password=password)
         urls = checks.static_files(c, r)
         wait_for("a recompute on the worker after the votes and one from beat", lambda: last_json(
-            run([*manage, "shell", "-c", TRIGGERS], env=env, cwd=site, quiet=True)) >= 2,
-            timeout=180, stack=stack)  # fmt: skip
+            shell(TRIGGERS)) >= 2, timeout=180, stack=stack)  # fmt: skip
         r.ok(
             "the worker recomputed after votes (trigger=votes) and on beat's schedule (trigger=beat)"
         )
         checks.metrics(c, r)
+        prometheus_scrape(rb, ports, r)
         weight = page_weight(c, urls)
         r.ok(f"first visit of / transfers {weight:,} bytes (HTML gzip by nginx, assets brotli)")
         stack.stop()
         checks.json_logs(r, stack.logs)
-        backups(manage, env, work, venv, server, dbs, r)
+        systemd_units(rb, r)
+        backups(rb, manage, env, venv, server, dbs, r)
+        figures["upgrade"] = upgrade(work=work / "upgrade", src=rb.where("/tmp/code-arena"),
+                                     wheel=wheel, server=server, redis_url=redis_url, tag=tag,
+                                     python3=shutil.which("python3") or sys.executable, r=r)  # fmt: skip
+        rb.ran.add("upgrade")  # run in the upgrade test's own tree, on the previous release
+        unrun = rb.unrun()
+        checks.expect(not unrun, "every block docs/deployment.md marks for CI ran", unrun)
+        r.ok(f"every block docs/deployment.md marks for CI ran ({len(rb.blocks)})")
     finally:
         stack.stop()
         if venv is not None:
-            cleanup(
-                venv, server, dbs, redis_url, env.get("CACHE_KEY_PREFIX"), env.get("CELERY_QUEUE")
-            )
+            cleanup(venv, server, dbs, redis_url, env.get("CACHE_KEY_PREFIX"),
+                    env.get("CELERY_QUEUE"), tag)  # fmt: skip
         if args.keep:
             print(f"smoke: kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
     print(f"smoke: {len(r.lines)} checks passed in {time.monotonic() - started:.0f} s")
+    print(f"smoke: from the start to the site answering through nginx: {figures['site']:.0f} s; "
+          f"the upgrade block on the filled database: {figures['upgrade']:.1f} s")  # fmt: skip
     print(f"smoke: {deploy_report}")
     return 0
 
@@ -397,10 +442,13 @@ def page_weight(c: checks.Client, urls: list[str]) -> int:
     return total
 
 
-def cleanup(venv: Path, server: str, dbs: list[str], redis_url: str, prefix, queue) -> None:
+def cleanup(venv: Path, server: str, dbs: list[str], redis_url: str, prefix, queue,
+            tag: str) -> None:  # fmt: skip
     for name in dbs:
         try:
-            admin_sql(venv, server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin_sql(
+                venv / "bin" / "python", server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+            )
         except SystemExit as exc:
             print(f"smoke: could not drop {name}: {exc}", file=sys.stderr)
     if prefix and queue:
@@ -410,6 +458,8 @@ def cleanup(venv: Path, server: str, dbs: list[str], redis_url: str, prefix, que
             "keys = list(r.scan_iter('*' + sys.argv[2] + '*'))\nkeys and r.delete(*keys)"
         )
         subprocess.run([str(venv / "bin" / "python"), "-c", code, redis_url, prefix])
+        # The upgrade test's keys carry the same tag.
+        subprocess.run([str(venv / "bin" / "python"), "-c", code, redis_url, f"up-{tag}"])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""Pseudonyms stored instead of client user ids and IP addresses (HMAC, keyed by a setting)."""
+"""Pseudonyms stored instead of client user ids and IP addresses (HMAC, keyed by settings).
+
+`USER_ID_HMAC_KEY` keys the user pseudonyms and `IP_HASH_KEY` (by default the same) the IP
+hashes; neither depends on `SECRET_KEY`, which can be rotated freely.
+"""
 
 from __future__ import annotations
 
@@ -17,5 +21,5 @@ def pseudonymise_user(user_id: str) -> str:
 def pseudonymise_ip(ip: str | None) -> str:
     if not ip:
         return ""
-    key = settings.USER_ID_HMAC_KEY.encode()
+    key = settings.IP_HASH_KEY.encode()
     return hmac.digest(key, b"ip:" + ip.encode(), "sha256").hex()[:16]

@@ -19,6 +19,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.views import APIView
 
 from core import hotcache
+from core.csv_cells import safe_dict
 from core.renderers import SafeJSONRenderer
 from core.throttles import READ_THROTTLES
 
@@ -58,7 +59,7 @@ def _board_csv(data: dict) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in data["models"]:
-        writer.writerow(row)
+        writer.writerow(safe_dict(row))
     return out.getvalue()
 
 

@@ -12,15 +12,14 @@ queued tasks find nothing left to do), and with N workers on N machines the fits
 A slice whose fit raised fails the run, and the previous board stays published. A claim
 whose worker died (no result when its lease runs out) is fitted by the recompute itself.
 Without Redis (the embedded mode) or with `RECOMPUTE_FAN_OUT` off, everything is fitted
-in-process. Specs and results are pickled: they are written and read only by this
-project's own processes, in its own Redis, under the site's key prefix.
+in-process. Specs and results travel as JSON (core/jsoncodec.py), never pickle: a value
+written into Redis by anyone else cannot make a worker run code.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 import socket
 import threading
 import time
@@ -34,6 +33,7 @@ from django.conf import settings
 
 from analysis.grouping import GroupedCounts
 from analysis.leaderboard import Leaderboard
+from core import jsoncodec
 from core.redis_client import key_prefix, shared_redis
 
 from .fitting import FitSettings, fit_board
@@ -89,7 +89,7 @@ def _fit_claimed(run: str, slice_key: str) -> bool:
     raw = cast(bytes | None, client.get(_key(run, "spec", slice_key)))
     if raw is None:  # the run is over (or its specs expired): nothing to do
         return False
-    spec: _Spec = pickle.loads(raw)
+    spec: _Spec = jsoncodec.loads(raw)
     try:
         board, error = (
             fit_board(spec.job.counts, settings=spec.settings, rounds=spec.job.rounds),
@@ -100,7 +100,7 @@ def _fit_claimed(run: str, slice_key: str) -> bool:
         board, error = None, f"{type(exc).__name__}: {exc}"[:500]
     client.set(
         _key(run, "result", slice_key),
-        pickle.dumps(_Result(board, error, _me())),
+        jsoncodec.dumps(_Result(board, error, _me())),
         ex=_KEEP_SECONDS,
     )
     return True
@@ -115,7 +115,7 @@ def _results(run: str, keys: list[str]) -> dict[str, _Result]:
     client = shared_redis()
     assert client is not None
     raw = cast(list, client.mget([_key(run, "result", k) for k in keys]))
-    return {k: pickle.loads(r) for k, r in zip(keys, raw, strict=True) if r is not None}
+    return {k: jsoncodec.loads(r) for k, r in zip(keys, raw, strict=True) if r is not None}
 
 
 def fit_shared(
@@ -137,7 +137,7 @@ def fit_shared(
     pipe = client.pipeline(transaction=False)
     for job in jobs:
         pipe.set(
-            _key(run, "spec", job.key), pickle.dumps(_Spec(job, fit_settings)), ex=_KEEP_SECONDS
+            _key(run, "spec", job.key), jsoncodec.dumps(_Spec(job, fit_settings)), ex=_KEEP_SECONDS
         )
     pipe.execute()
     for job in jobs:

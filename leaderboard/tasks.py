@@ -57,25 +57,49 @@ def true_status() -> dict | None:
 
 @shared_task(
     bind=True,
-    # The database or Redis (the lease) away for a moment: try again with backoff.
+    # The database or Redis (the lease) away for a moment: try again with backoff, each
+    # wait below CELERY_VISIBILITY_TIMEOUT (a longer countdown is handed out twice).
     autoretry_for=(OperationalError, InterfaceError, *REDIS_ERRORS),
     retry_backoff=5,
-    retry_backoff_max=300,
+    retry_backoff_max=45,
     max_retries=5,
 )
-def recompute_leaderboard(self, trigger: str = "beat") -> int | None:
-    """Recompute and publish; returns the snapshot id, or None when another run holds the lock."""
+def recompute_leaderboard(
+    self, trigger: str = "beat", unless_published: int | None = None
+) -> int | None:
+    """Recompute and publish; returns the snapshot id, or None when another run holds the
+    lock (or, with `unless_published`, when that run's snapshot was published)."""
     with single_flight(LOCK_NAME, timeout=settings.RECOMPUTE_LOCK_SECONDS) as mine:
+        redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
         if not mine:
-            if trigger == "votes":
+            if trigger == "votes" or redelivered:
                 # Votes that arrived after the running recompute read the battles still
-                # need a board: try again after the debounce.
+                # need a board: try again after the debounce. A message handed out again
+                # (its worker died, or it outlived CELERY_VISIBILITY_TIMEOUT) tries again
+                # too: the lease may still be the dead run's. Its retry is needed only if
+                # the run now holding the lease -- which started after this message's
+                # votes -- does not publish.
+                holder = running_snapshot() if redelivered else None
                 raise self.retry(
-                    countdown=settings.RECOMPUTE_DEBOUNCE_SECONDS, max_retries=20, exc=None
+                    countdown=settings.RECOMPUTE_DEBOUNCE_SECONDS,
+                    max_retries=20,
+                    exc=None,
+                    kwargs={
+                        "trigger": trigger,
+                        "unless_published": holder.pk if holder else unless_published,
+                    },
                 )
             log.info("Recompute already running; %s trigger skipped", trigger)
             if trigger == "admin":
                 set_status("busy", trigger=trigger)
+            return None
+        if (
+            unless_published is not None
+            and Snapshot.objects.filter(
+                pk=unless_published, status=Snapshot.Status.PUBLISHED
+            ).exists()
+        ):
+            log.info("Snapshot %s covers this recompute; skipped", unless_published)
             return None
         # We hold the lease, so a row still "running" is a run that died.
         dead = mark_dead_runs()
@@ -104,22 +128,29 @@ def running_snapshot() -> Snapshot | None:
 
 
 @shared_task(
+    bind=True,
     autoretry_for=(OperationalError, InterfaceError, *REDIS_ERRORS),
-    retry_backoff=60,
+    retry_backoff=5,
+    # Below CELERY_VISIBILITY_TIMEOUT: a longer countdown is handed out twice.
+    retry_backoff_max=45,
     max_retries=5,
 )
-def reconcile_counts() -> dict | None:
+def reconcile_counts(self) -> dict | None:
     """Nightly: check the maintained battle counts against a full count (and repair them).
 
     Under the recompute lease, so it never interleaves with a recompute's refresh; a
-    recompute in progress puts it off by ten minutes.
+    recompute in progress puts it off by the debounce, for up to half an hour. A copy handed
+    out again while a run holds the lease (the reconciliation outlived the visibility
+    timeout) is dropped: that run is doing the work.
     """
     if not incremental.enabled():
         return None
     with single_flight(LOCK_NAME, timeout=settings.RECOMPUTE_LOCK_SECONDS) as mine:
         if not mine:
-            reconcile_counts.apply_async(countdown=600)
-            return None
+            if (self.request.delivery_info or {}).get("redelivered"):
+                return None
+            wait = max(1, settings.RECOMPUTE_DEBOUNCE_SECONDS)
+            raise self.retry(countdown=wait, max_retries=1800 // wait, exc=None)
         done = incremental.reconcile()
     return {"days": len(done.days), "mismatched": done.mismatched, "rebuilt": done.full}
 

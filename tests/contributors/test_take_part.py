@@ -19,11 +19,17 @@ def test_take_part_page_shows_the_servers_own_address(client):
 @pytest.mark.django_db
 def test_take_part_page_follows_the_host_and_the_trusted_proxy_scheme(client, settings):
     settings.ALLOWED_HOSTS = ["arena.example.org"]
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]  # the test client's address: our proxy
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     r = client.get("/take-part/", HTTP_HOST="arena.example.org", HTTP_X_FORWARDED_PROTO="https")
     assert r.status_code == 200
     assert '"arena.serverUrl": "https://arena.example.org"' in r.content.decode()
-    # Without a trusted proxy header the forwarded scheme is not believed.
+    # Without a trusted proxy header, or from a peer that is not a trusted proxy, the
+    # forwarded scheme is not believed.
+    settings.TRUSTED_PROXIES = []
+    r = client.get("/take-part/", HTTP_HOST="arena.example.org", HTTP_X_FORWARDED_PROTO="https")
+    assert '"arena.serverUrl": "http://arena.example.org"' in r.content.decode()
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
     settings.SECURE_PROXY_SSL_HEADER = None
     r = client.get("/take-part/", HTTP_HOST="arena.example.org", HTTP_X_FORWARDED_PROTO="https")
     assert '"arena.serverUrl": "http://arena.example.org"' in r.content.decode()

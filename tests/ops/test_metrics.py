@@ -51,7 +51,7 @@ def test_a_client_outside_the_allow_list_is_refused(client, db):
 
 
 def test_the_allow_list_sees_the_real_client_behind_the_proxy(client, db, settings):
-    settings.NUM_PROXIES = 1
+    settings.TRUSTED_PROXIES = ["127.0.0.1/32"]
     settings.METRICS_ALLOWED_IPS = ["10.1.0.0/16"]
     proxy = {"REMOTE_ADDR": "127.0.0.1"}
     assert client.get("/metrics", HTTP_X_FORWARDED_FOR="10.1.2.3", **proxy).status_code == 200

@@ -21,6 +21,7 @@ def test_the_recompute_task_resolves_in_a_fresh_non_worker_process():
         "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/unused",  # never connected to
         "REDIS_URL": "redis://127.0.0.1:6379/15",
         "SECRET_KEY": "test-only",
+        "USER_ID_HMAC_KEY": "test-only",
     }
     code = (
         "import json; from celery import current_app; from ingest.triggers import recompute_task; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 
@@ -252,3 +253,11 @@ def test_an_api_key_lifts_the_pair_throttles(keyed_api, served, stub, settings):
         assert post_pair(keyed_api).status_code == 200
     bad = keyed_api.credentials(HTTP_AUTHORIZATION="Bearer arena_nope_nope")
     assert bad is None and post_pair(keyed_api).status_code == 401
+
+
+def test_a_lone_surrogate_in_the_context_is_replaced_not_refused(api, served, stub):
+    # The extension trims the context by UTF-16 units and can leave half a surrogate pair.
+    body = json.dumps(pair_request(prefix=PREFIX + "'\ud83d", suffix="\udc00" + SUFFIX))
+    r = api.post("/create_pair", data=body, content_type="application/json")
+    assert r.status_code == 200, r.content
+    assert len(r.json()["completionItems"]) == 2
