@@ -50,7 +50,7 @@ def newest_beat_age() -> float | None:
 class WorkerHeartbeat(bootsteps.StartStopStep):
     """Consumer step: beat once at start, then on the consumer's timer."""
 
-    requires = {"celery.worker.consumer.tasks:Tasks"}
+    requires = ("celery.worker.consumer.tasks:Tasks",)
 
     def __init__(self, parent, **kwargs) -> None:
         super().__init__(parent, **kwargs)
