@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import django_stubs_ext
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+# Django's admin and form classes take type arguments (`ModelAdmin[Snapshot]`), as the
+# type checker sees them, before any app module defines a subclass.
+django_stubs_ext.monkeypatch()
 
 # The site package: templates/, static/ and data/ ship inside it (and so inside the wheel),
 # so a site installed from the package finds them wherever site-packages is.

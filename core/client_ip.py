@@ -10,14 +10,15 @@ outermost trusted proxy saw — so entries a client forged at the left are never
 from __future__ import annotations
 
 from django.conf import settings
+from django.http import HttpRequest
 
 
-def client_ip(request) -> str | None:
+def client_ip(request: HttpRequest) -> str | None:
     """The address of the client as seen by the outermost trusted proxy (or REMOTE_ADDR)."""
     meta = request.META
-    remote = meta.get("REMOTE_ADDR")
-    proxies = settings.NUM_PROXIES
-    forwarded = meta.get("HTTP_X_FORWARDED_FOR")
+    remote: str | None = meta.get("REMOTE_ADDR")
+    proxies: int = settings.NUM_PROXIES
+    forwarded: str | None = meta.get("HTTP_X_FORWARDED_FOR")
     if not proxies or not forwarded:
         return remote
     hops = [hop.strip() for hop in forwarded.split(",")]

@@ -20,7 +20,10 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers, status
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -77,8 +80,8 @@ HEALTH = inline_serializer(
 
 
 class HealthView(APIView):
-    authentication_classes: list = []
-    permission_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes: list[type[BasePermission]] = []
 
     @extend_schema(
         summary="Liveness (this process answers) or readiness (database, broker, worker)",
@@ -97,7 +100,7 @@ class HealthView(APIView):
         },
         auth=[],
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         check = request.query_params.get("check", "ready")
         if check not in ("live", "ready"):
             raise ValidationError({"check": ["One of: live, ready."]})
