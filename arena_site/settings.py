@@ -9,6 +9,7 @@ into a real deployment; there DEBUG defaults to off and SECRET_KEY must be given
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import django_stubs_ext
 import environ
@@ -220,8 +221,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(PROJECT_DIR / "staticfiles")))
 # arena_site/static/ is found as the site app's own static folder; plotly.js is a vendored
 # partial bundle in it (static/vendor/plotly/, see its VERSION): no CDN.
-STATICFILES_DIRS: list = []
-STORAGES: dict[str, dict] = {
+STATICFILES_DIRS: list[str] = []
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     # Dataset releases; filled in below, after their settings.

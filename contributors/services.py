@@ -43,8 +43,8 @@ class Authenticated:
     contributor: Contributor
     own_machine: bool  # matched by the caller's machine id, not only by the username
 
-    def answer(self) -> dict:
-        user: dict = {"username": self.contributor.username}
+    def answer(self) -> dict[str, object]:
+        user: dict[str, str] = {"username": self.contributor.username}
         if self.own_machine:
             user["personalUrl"] = reverse("contributor-private", args=[self.contributor.page_token])
         return {"message": "Authentication successful", "user": user}
@@ -57,7 +57,7 @@ def _by_username(username: str) -> Contributor | None:
 
 
 def register(
-    *, user_id: str, username: str, password: str | None, metadata: dict | None
+    *, user_id: str, username: str, password: str | None, metadata: dict[str, object] | None
 ) -> Contributor:
     """Create the account of this machine's user, or update it (a set password must be given)."""
     user_hash = pseudonymise_user(user_id)

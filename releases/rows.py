@@ -13,6 +13,7 @@ import hmac
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
@@ -66,7 +67,7 @@ class RowMaker:
             self._client_scan[value] = bool(secret_scan.findings(value))
         return self._client_scan[value]
 
-    def row(self, b: dict) -> dict | None:
+    def row(self, b: dict[str, Any]) -> dict[str, Any] | None:
         """The release row of stored battle `b` (selectors.battle_rows), or None when it is
         left out (its secret-flagged code under the drop rule)."""
         code = {f: b[f] for f in CODE_FIELDS} if b["privacy"] == Privacy.RESEARCH else {}

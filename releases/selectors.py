@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from django.core.files.storage import storages
 from django.db.models import QuerySet
@@ -86,7 +87,7 @@ def left_out(release: DatasetRelease) -> dict[str, int]:
     return counts
 
 
-def battle_rows(release: DatasetRelease) -> Iterator[dict]:
+def battle_rows(release: DatasetRelease) -> Iterator[dict[str, Any]]:
     """The chosen battles as dicts, oldest first; code fields only for Research votes (a
     LEFT JOIN: other votes have none, and would never get one here)."""
     code = [f"code__{f}" for f in CODE_FIELDS]

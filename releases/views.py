@@ -3,6 +3,7 @@ cards. The files themselves are served by the web server or the object store (fi
 
 from __future__ import annotations
 
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from leaderboard import selectors as lb_selectors
@@ -21,7 +22,7 @@ FILES = (
 )
 
 
-def data_page(request):
+def data_page(request: HttpRequest) -> HttpResponse:
     releases = [
         {
             "release": r,
