@@ -94,6 +94,12 @@ def note_use(client: ApiClient) -> None:
     )
 
 
+def request_client(request: Request) -> ApiClient | None:
+    """The API client DRF authenticated the request as (None: anonymous or a browser)."""
+    auth = request.auth
+    return auth if isinstance(auth, ApiClient) else None
+
+
 def presented_client(request: HttpRequest) -> ApiClient | None:
     """The active client whose key the request presents (None if it presents no key), uncounted.
 

@@ -30,7 +30,7 @@ from catalogue.models import ArenaModel
 from catalogue.services import seed_demo_catalogue
 
 from .models import Battle, BattleKind, BattleSource, Outcome, Privacy
-from .rows import ROW_DEFAULTS, content_hash, copy_rows
+from .rows import ROW_DEFAULTS, Row, content_hash, copy_rows
 
 LANGUAGES = {
     "python": 0.49,
@@ -159,7 +159,7 @@ def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iterator[dict]:
+def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iterator[Row]:
     ids = np.array([model_ids[k] for k in d["keys"]])
     ma, mb = ids[d["a"]].tolist(), ids[d["b"]].tolist()
     now = timezone.now()
@@ -208,7 +208,7 @@ def simulate(
     *,
     battles: int,
     seed: int,
-    progress: Callable[[Iterator[dict], int], Iterable[dict]] = lambda rows, _total: rows,
+    progress: Callable[[Iterator[Row], int], Iterable[Row]] = lambda rows, _total: rows,
 ) -> SimulationResult:
     """Write `battles` simulated battles; returns counts and time taken. `progress` wraps
     the rows as they are written (given their total), for a progress bar."""
