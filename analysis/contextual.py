@@ -292,7 +292,8 @@ def _covariance(
     if not clustered:
         hinv = np.linalg.inv(h)
         return hinv @ design.iid_meat(beta) @ hinv, 0
-    assert design.user is not None
+    if design.user is None:
+        raise ValueError("clustered errors need the rows' users")
     users, row_user = np.unique(design.user, return_inverse=True)
     n_users, n_rows = len(users), len(design.y)
     r, extra = design.row_scores(beta)

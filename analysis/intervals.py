@@ -262,7 +262,8 @@ def _row_source(prob: BTProblem, draws: np.ndarray) -> Source:
 
 def _user_source(prob: BTProblem) -> tuple[Source, int]:
     """Users redrawn with replacement (multinomial over the users with battles)."""
-    assert prob.row_user is not None
+    if prob.row_user is None:
+        raise ValueError("a user bootstrap needs the problem's users")
     m, n_users = prob.n_categories, int(prob.row_user.max()) + 1 if len(prob.row_user) else 0
     xt: np.ndarray | csr_matrix
     if m * n_users <= _DENSE_MAX and _DENSE_FILL * len(prob.row_user) >= m * n_users:
@@ -280,7 +281,8 @@ def _user_source(prob: BTProblem) -> tuple[Source, int]:
         xt = np.ascontiguousarray(dense[active].T)
     else:
         x = prob.cluster_weights()
-        assert x is not None
+        if x is None:
+            raise ValueError("a user bootstrap needs the problem's users")
         active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
         xt = csr_matrix(x[active].T)  # (M, users)
     sampler = MultinomialSampler(np.ones(len(active), dtype=np.int64))
@@ -338,7 +340,8 @@ def _run_rounds(
         round_cores: dict[bytes, np.ndarray] = {}
         for r in np.flatnonzero(~same):
             core_r = cores[r]
-            assert core_r is not None
+            if core_r is None:
+                raise RuntimeError("a round that differs from the full fit has its own core")
             key = np.packbits(core_r).tobytes()
             groups.setdefault(key, []).append(int(r))
             round_cores[key] = core_r

@@ -251,7 +251,8 @@ def compute_leaderboard(
     if position_bias and fit.top_slot_log_odds is not None and iv.top_slot is not None:
         lo, hi, med = iv.top_slot
         p = fit.top_slot_p
-        assert p is not None
+        if p is None:
+            raise RuntimeError("a fit with top-slot log-odds has their probability")
         top = TopSlotEstimate(p=p, lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds)
     diagnostics: dict[str, Any] = {
         "fit_iterations": fit.iterations,
