@@ -45,6 +45,7 @@ from typing import Literal
 import numpy as np
 
 from analysis.bt_problem import BTProblem
+from analysis.bt_solve import newton
 from analysis.comparison_graph import GraphStructure, analyse_graph
 from analysis.grouping import GroupedCounts
 from analysis.scale import CENTRE, SCALE
@@ -223,7 +224,7 @@ def fit_bt(
         gnorm, iters, converged = 0.0, 0, True
     else:
         n, s = problem.full_stats()
-        res = problem.newton(np.zeros((problem.d, 1)), n, s, gtol=gtol, max_iter=max_iter)
+        res = newton(problem, np.zeros((problem.d, 1)), n, s, gtol=gtol, max_iter=max_iter)
         theta = res.theta[:, 0]
         gnorm, iters, converged = float(res.grad_norm[0]), res.iterations, bool(res.converged[0])
         rating[problem.fitted] = normalise(theta[: problem.k], omega=omega, value=anchor_value)

@@ -54,6 +54,7 @@ from scipy.special import expit, ndtri
 
 from analysis.bradley_terry import BTFit, normalise
 from analysis.bt_problem import BTProblem
+from analysis.bt_solve import chord, newton
 from analysis.clustered import cluster_covariance
 from analysis.core_check import CoreCheck
 from analysis.resample import MultinomialSampler
@@ -324,13 +325,13 @@ def _run_rounds(
         )
         std = np.flatnonzero(same)
         if len(std):
-            res = prob.chord(theta[:, std], n[:, std], s[:, std], inv_h, gtol=gtol)
+            res = chord(prob, theta[:, std], n[:, std], s[:, std], inv_h, gtol=gtol)
             diag["chord_iterations"] = max(diag["chord_iterations"], res.iterations)
             th = res.theta
             bad = np.flatnonzero(~res.converged)
             if len(bad):
                 diag["newton_rounds"] += len(bad)
-                nb = prob.newton(th[:, bad], n[:, std[bad]], s[:, std[bad]], gtol=gtol)
+                nb = newton(prob, th[:, bad], n[:, std[bad]], s[:, std[bad]], gtol=gtol)
                 th[:, bad] = nb.theta
                 res.grad_norm[bad] = nb.grad_norm
             theta[:, std] = th
@@ -348,7 +349,7 @@ def _run_rounds(
         for key, members in groups.items():
             idx = np.array(members)
             variant = prob.with_core(round_cores[key])
-            nb = variant.newton(theta[:, idx], n[:, idx], s[:, idx], gtol=gtol)
+            nb = newton(variant, theta[:, idx], n[:, idx], s[:, idx], gtol=gtol)
             theta[:, idx] = nb.theta
             diag["other_core_rounds"] += len(idx)
             diag["max_grad_norm"] = max(diag["max_grad_norm"], float(nb.grad_norm.max()))
