@@ -40,7 +40,7 @@ def recompute_task() -> Task[Any, Any]:
     """The leaderboard's recompute task, looked up by name in the Celery app.
 
     Registered in every process, web ones too: arena_site's ready() imports every app's
-    tasks module (tests/ops/test_task_discovery.py).
+    tasks module (tests/arena_site/test_apps.py).
     """
     from celery import current_app
 

@@ -12,7 +12,7 @@ else (a missing required field, a wrong type, a value out of bounds, an unknown 
 failing `validate`) it gives up and `validate()` runs the serializer itself, so every
 error message and field path is the serializer's own. Field types it does not know make
 the whole serializer fall back to DRF, so a new field cannot be skipped silently.
-tests/ingest/test_fast_validation.py checks the two agree on many valid and invalid bodies.
+tests/ingest/test_validation.py checks the two agree on many valid and invalid bodies.
 """
 
 from __future__ import annotations
