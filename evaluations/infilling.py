@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from analysis.codearena import greedy_pass_at_1
 from analysis.fim import STOP_WORDS, build_chat_prompt, trim_context
 from analysis.fim_cleanup import clean_chat_completion
+from analysis.pass_at_k import greedy_pass_at_1
 
 from .calls import call, map_items
 from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python

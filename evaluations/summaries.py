@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from analysis.codearena import Verdict, greedy_pass_at_1
+from analysis.codearena import Verdict
+from analysis.pass_at_k import greedy_pass_at_1
 
 from . import infilling as inf
 from . import judge as jd
