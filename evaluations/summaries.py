@@ -1,7 +1,7 @@
 """A finished run's headline score and summary, from its stored items.
 
 The same reports as the pure suites compute (``infilling.report``, ``judge_stats.summarize``,
-``analysis.codearena.greedy_pass_at_1``), rebuilt from the items' stored outcomes, issues
+``analysis.pass_at_k.greedy_pass_at_1``), rebuilt from the items' stored outcomes, issues
 and verdicts; rates in % (``None`` where undefined), intervals as ``[value, low, high]``.
 """
 
