@@ -114,11 +114,14 @@ def personal_scores(*, user_hash: str) -> list[list[Score]]:
     return payload
 
 
-def contributor_by_username(username: str) -> Contributor | None:
+def contributor_by_username(*, username: str) -> Contributor | None:
+    """The account of this username, whatever its case (None for an empty one)."""
+    if not username:
+        return None
     return Contributor.objects.filter(username__iexact=username).first()
 
 
-def contributor_by_token(token: str) -> Contributor | None:
+def contributor_by_token(*, token: str) -> Contributor | None:
     return Contributor.objects.filter(page_token=token).first()
 
 

@@ -149,7 +149,7 @@ def _page(request: HttpRequest, contributor: Contributor, *, private: bool) -> H
 
 
 def personal_by_username(request: HttpRequest, username: str) -> HttpResponse:
-    contributor = selectors.contributor_by_username(username)
+    contributor = selectors.contributor_by_username(username=username)
     if contributor is None:
         raise Http404("No contributor with this username")
     return _page(request, contributor, private=False)
@@ -158,7 +158,7 @@ def personal_by_username(request: HttpRequest, username: str) -> HttpResponse:
 # The link is the credential: no shared cache may keep the page, nor the browser on disk.
 @cache_control(private=True, no_store=True)
 def personal_by_token(request: HttpRequest, token: str) -> HttpResponse:
-    contributor = selectors.contributor_by_token(token)
+    contributor = selectors.contributor_by_token(token=token)
     if contributor is None:
         raise Http404("Unknown link")
     return _page(request, contributor, private=True)

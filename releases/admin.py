@@ -118,7 +118,7 @@ class DatasetReleaseAdmin(admin.ModelAdmin[DatasetRelease]):
         return format_html_join(
             format_html("<br>"),
             '<a href="{}">{}</a> ({} bytes)',
-            ((file_url(obj, f["name"]), f["name"], f["bytes"]) for f in obj.files),
+            ((file_url(release=obj, name=f["name"]), f["name"], f["bytes"]) for f in obj.files),
         )
 
     def has_change_permission(

@@ -57,14 +57,14 @@ def release_keys() -> dict[int, str]:
     return {pk: shown[t] for pk, t in target.items() if t in shown}
 
 
-def candidates(release: DatasetRelease) -> QuerySet[Battle]:
+def candidates(*, release: DatasetRelease) -> QuerySet[Battle]:
     """The battles old enough for `release`, before the options' and the models' filters."""
     return Battle.objects.filter(received_at__lt=release.cutoff)
 
 
-def chosen(release: DatasetRelease) -> QuerySet[Battle]:
+def chosen(*, release: DatasetRelease) -> QuerySet[Battle]:
     """`candidates` less what the options leave out (another arena's votes always)."""
-    qs = candidates(release).exclude(source=BattleSource.EXTERNAL)
+    qs = candidates(release=release).exclude(source=BattleSource.EXTERNAL)
     if not release.include_simulated:
         qs = qs.exclude(source=BattleSource.SIMULATED)
     if not release.include_excluded:
@@ -72,10 +72,10 @@ def chosen(release: DatasetRelease) -> QuerySet[Battle]:
     return qs
 
 
-def left_out(release: DatasetRelease) -> dict[str, int]:
+def left_out(*, release: DatasetRelease) -> dict[str, int]:
     """How many battles each rule keeps out of `release`, each counted by the first rule
     that applies (the card's counts)."""
-    old = candidates(release)
+    old = candidates(release=release)
     counts = {"newer_than_cutoff": Battle.objects.count() - old.count()}
     rest = old.exclude(source=BattleSource.EXTERNAL)
     counts["other_arenas"] = old.count() - rest.count()
@@ -87,11 +87,11 @@ def left_out(release: DatasetRelease) -> dict[str, int]:
     return counts
 
 
-def battle_rows(release: DatasetRelease) -> Iterator[dict[str, Any]]:
+def battle_rows(*, release: DatasetRelease) -> Iterator[dict[str, Any]]:
     """The chosen battles as dicts, oldest first; code fields only for Research votes (a
     LEFT JOIN: other votes have none, and would never get one here)."""
     code = [f"code__{f}" for f in CODE_FIELDS]
-    qs = chosen(release).order_by("received_at", "id")
+    qs = chosen(release=release).order_by("received_at", "id")
     for row in qs.values(*BATTLE_FIELDS, *code).iterator(chunk_size=5000):
         research = row["privacy"] == "Research"
         for field in CODE_FIELDS:
@@ -108,6 +108,6 @@ def public_releases() -> list[DatasetRelease]:
     )
 
 
-def file_url(release: DatasetRelease, name: str) -> str:
+def file_url(*, release: DatasetRelease, name: str) -> str:
     """Where the web server (or the object store) serves a file of the release."""
     return storages["releases"].url(f"{release.version}/{name}")

@@ -140,7 +140,7 @@ def _write(
     unreleased_models = same_model = 0
     first = last = None
     with ReleaseWriter(directory) as writer:
-        for b in progress(selectors.battle_rows(release)):
+        for b in progress(selectors.battle_rows(release=release)):
             a_key, b_key = keys.get(b["model_a_id"]), keys.get(b["model_b_id"])
             if a_key is None or b_key is None:
                 unreleased_models += 1
@@ -155,7 +155,7 @@ def _write(
             battles.add(row)
             first = first or b["received_at"]
             last = b["received_at"]
-    left_out = selectors.left_out(release) | {
+    left_out = selectors.left_out(release=release) | {
         "models not shown on the board (private or hidden)": unreleased_models,
         "battles between two keys of one model": same_model,
     }

@@ -27,7 +27,11 @@ def data_page(request: HttpRequest) -> HttpResponse:
         {
             "release": r,
             "files": [
-                {"label": label, "url": selectors.file_url(r, name), **(r.file(name) or {})}
+                {
+                    "label": label,
+                    "url": selectors.file_url(release=r, name=name),
+                    **(r.file(name) or {}),
+                }
                 for name, label in FILES
                 if r.file(name)
             ],

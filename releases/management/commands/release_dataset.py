@@ -77,7 +77,7 @@ class Command(BaseCommand):
             ) from exc
         if o["hidden"]:
             DatasetRelease.objects.filter(pk=release.pk).update(public=False)
-        total = chosen(release).count()
+        total = chosen(release=release).count()
         release = build_release(
             release_id=release.pk,
             progress=lambda rows: progress(rows, total=total, desc="Releasing", unit=" battles"),
@@ -89,4 +89,4 @@ class Command(BaseCommand):
             f"{c['research_rows']:,} battles with code ({release.on_secret}); "
             f"{release.size_bytes:,} bytes in {release.seconds:.1f} s."
         )
-        self.stdout.write(f"Card: {file_url(release, 'README.md')}")
+        self.stdout.write(f"Card: {file_url(release=release, name='README.md')}")
