@@ -112,6 +112,24 @@ class _OutcomeBase(serializers.Serializer[Any]):
         raise NotImplementedError
 
 
+def _extension_vote(
+    d: dict[str, Any], top: dict[str, Any], bottom: dict[str, Any], **route: Any
+) -> VoteIn:
+    """The vote of an extension route: what both routes read alike, plus ``route``'s own."""
+    return VoteIn(
+        pair_id=d["pairId"],
+        user_id=d["userId"],
+        model_a_id=top["model"].id,
+        model_b_id=bottom["model"].id,
+        privacy=d["privacy"],
+        source=BattleSource.EXTENSION,
+        latency_a_ms=_latency_ms(top),
+        latency_b_ms=_latency_ms(bottom),
+        client_version=d["version"],
+        **route,
+    )
+
+
 def _latency_ms(item: dict[str, Any]) -> float | None:
     return None if item.get("latency") is None else item["latency"] * 1000.0
 
@@ -129,21 +147,15 @@ class CompletionOutcomeSerializer(_OutcomeBase):
     @classmethod
     def vote_from(cls, d: dict[str, Any]) -> VoteIn:
         top, bottom = d["completionItems"]
-        return VoteIn(
-            pair_id=d["pairId"],
-            user_id=d["userId"],
-            model_a_id=top["model"].id,
-            model_b_id=bottom["model"].id,
+        return _extension_vote(
+            d,
+            top,
+            bottom,
             outcome=Outcome.A if d["acceptedIndex"] == 0 else Outcome.B,
             kind=BattleKind.COMPLETION,
-            privacy=d["privacy"],
-            source=BattleSource.EXTENSION,
             file_type=d["fileType"],
-            latency_a_ms=_latency_ms(top),
-            latency_b_ms=_latency_ms(bottom),
             prefix_chars=_chars(top, "prefix", "prefix_length"),
             suffix_chars=_chars(top, "suffix", "suffix_length"),
-            client_version=d["version"],
             code=CodeIn(
                 prefix=top["prefix"],
                 suffix=top["suffix"],
@@ -175,21 +187,15 @@ class EditOutcomeSerializer(_OutcomeBase):
     def vote_from(cls, d: dict[str, Any]) -> VoteIn:
         top, bottom = d["responseItems"]
         outcome = {0: Outcome.A, 1: Outcome.B, -2: Outcome.BOTH_BAD}[d["acceptedIndex"]]
-        return VoteIn(
-            pair_id=d["pairId"],
-            user_id=d["userId"],
-            model_a_id=top["model"].id,
-            model_b_id=bottom["model"].id,
+        return _extension_vote(
+            d,
+            top,
+            bottom,
             outcome=outcome,
             kind=BattleKind.EDIT,
-            privacy=d["privacy"],
-            source=BattleSource.EXTENSION,
             file_type=d["fileType"] or top.get("language", ""),
-            latency_a_ms=_latency_ms(top),
-            latency_b_ms=_latency_ms(bottom),
             prefix_chars=len(top["prefix"]) or None,
             suffix_chars=len(top["suffix"]) or None,
-            client_version=d["version"],
             code=CodeIn(
                 prefix=top["prefix"],
                 suffix=top["suffix"],

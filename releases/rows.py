@@ -20,7 +20,7 @@ from django.conf import settings
 from ingest.models import Outcome, Privacy
 
 from . import secret_scan
-from .columns import CODE_FIELDS
+from .columns import CODE_FIELDS, MEASURES
 
 WINNER = {
     Outcome.A: "model_a",
@@ -108,20 +108,7 @@ class RowMaker:
             "file_type": client["file_type"],
             "privacy": b["privacy"],
             "source": b["source"],
-            **{
-                k: b[k]
-                for k in (
-                    "latency_a_ms",
-                    "latency_b_ms",
-                    "prefix_chars",
-                    "suffix_chars",
-                    "completion_a_chars",
-                    "completion_b_chars",
-                    "completion_a_lines",
-                    "completion_b_lines",
-                    "pair_probability",
-                )
-            },
+            **{k: b[k] for k in MEASURES},
             "client_version": client["client_version"],
             "excluded": b["excluded"],
             "code_redacted": bool(kinds),

@@ -12,6 +12,7 @@ from catalogue.models import ArenaModel, Visibility
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, BattleSource
 
+from .columns import MEASURES
 from .models import DatasetRelease
 
 # Models whose battles a release may hold: the ones the board shows or showed. Private and
@@ -31,15 +32,7 @@ BATTLE_FIELDS = (
     "context_bucket",
     "privacy",
     "source",
-    "latency_a_ms",
-    "latency_b_ms",
-    "prefix_chars",
-    "suffix_chars",
-    "completion_a_chars",
-    "completion_b_chars",
-    "completion_a_lines",
-    "completion_b_lines",
-    "pair_probability",
+    *MEASURES,
     "client_version",
     "received_at",
     "excluded",
