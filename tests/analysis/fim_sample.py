@@ -4,30 +4,14 @@ from __future__ import annotations
 
 import csv
 import sys
-from pathlib import Path
 
-SAMPLE = (
-    Path(__file__).parents[2]
-    / "arena_site"
-    / "data"
-    / "copilot-arena-sample"
-    / "copilot_arena_examples_v1.csv"
-)
-COLUMNS = (
-    "prefix",
-    "suffix",
-    "model_a",
-    "model_b",
-    "acceptedIndex",
-    "completion_a",
-    "completion_b",
-)
+from tests.analysis.data.sample_battles import COLUMNS, SAMPLE_CSV
 
 
 def load_fim_sample() -> tuple[list[dict[str, str]], int]:
     csv.field_size_limit(sys.maxsize)
     valid, malformed = [], 0
-    with SAMPLE.open(newline="", encoding="utf-8") as fh:
+    with SAMPLE_CSV.open(newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
             if any(row.get(c) is None for c in COLUMNS):
                 malformed += 1
