@@ -221,7 +221,8 @@ def fit_bt(
     """Maximum-likelihood Bradley-Terry ratings (see the module docstring).
 
     ``shown`` (model keys or a bool mask) are the models the board shows: their core members
-    hold the mean (``resolve_reference``)."""
+    hold the mean (``resolve_reference``). Long only because it fills the fit's fields.
+    """
     _check_options(
         counts, position_bias=position_bias, anchor_mode=anchor_mode, anchor_value=anchor_value
     )

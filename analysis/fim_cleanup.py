@@ -1,7 +1,8 @@
 """Clean-up of a chat model's fill-in-the-middle answer: the insertable middle.
 
 The prompt format and its tags are ``analysis.fim``'s; this module turns the model's raw
-answer into the text inserted at the cursor.
+answer into the text inserted at the cursor. Longer than most modules, on purpose: much of it
+is this statement of the rules, and the steps share the overlap rule's helpers.
 
 Clean-up of a chat answer (``clean_chat_completion``), in this order
     1. Cut everything up to and including the first ``<CODE>``.

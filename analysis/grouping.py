@@ -19,6 +19,9 @@ Conventions: ``a`` is the completion shown on top (position 0), ``b`` the one at
 ``OUTCOME_TIE`` also covers "both bad". Rows are canonical (sorted by ``a, b, outcome, user``,
 duplicates merged, zero counts dropped), so two tables holding the same battles compare equal
 and give bit-identical results downstream.
+
+Longer than most modules, on purpose: the table and the constructors that canonicalise it
+belong together.
 """
 
 from __future__ import annotations

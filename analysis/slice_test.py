@@ -66,7 +66,8 @@ Caveats, stated on the pages too:
   vanishing ridge (1e-6), the statistic stays finite, but the chi-squared approximation is
   doubtful and a warning says so.
 
-Validated by simulation in ``tests/analysis/test_slice_test.py`` (false-positive rate at
+Longer than most modules, on purpose: much of it is this statement of the test. Validated by
+simulation in ``tests/analysis/test_slice_test.py`` (false-positive rate at
 the 5% level and power on a known shift). No Django.
 """
 
@@ -356,6 +357,7 @@ def slice_test(
     ``reference`` maps model -> rating for Kendall's tau (default: the pooled fit).
     ``dispersion``: None estimates it from the data (F test); a number fixes it (chi-squared
     test of LR / dispersion; 1.0 is the plain binomial likelihood-ratio test).
+    Long only because it fills the result's fields, in one place.
     """
     if dispersion is not None and not dispersion > 0:
         raise ValueError("dispersion must be positive")
