@@ -45,6 +45,7 @@ from typing import Literal
 import numpy as np
 
 from analysis.bt_problem import BTProblem
+from analysis.bt_solve import newton
 from analysis.comparison_graph import GraphStructure, analyse_graph
 from analysis.grouping import GroupedCounts
 from analysis.scale import CENTRE, SCALE
@@ -185,6 +186,27 @@ def _scale_label(
     return label
 
 
+def _check_options(
+    counts: GroupedCounts, *, position_bias: bool, anchor_mode: str, anchor_value: float
+) -> None:
+    if anchor_mode not in ("shift", "per_round"):
+        raise ValueError("anchor_mode must be 'shift' or 'per_round'")
+    if position_bias and not counts.positions_known:
+        raise ValueError("position_bias=True needs counts with known top/bottom positions")
+    if not np.isfinite(anchor_value):
+        raise ValueError("anchor_value must be finite")
+
+
+def mean_weights(reference: np.ndarray, fitted: np.ndarray, anchor_local: int | None) -> np.ndarray:
+    """Weights over the ``fitted`` models (indices) whose weighted mean is set to the anchor
+    value: the reference models equally, or the anchor alone."""
+    if anchor_local is not None:
+        return np.asarray(np.eye(len(fitted))[anchor_local])
+    omega = np.asarray(reference[fitted], dtype=float)
+    total = float(omega.sum())
+    return omega / total if total > 0 else omega
+
+
 def fit_bt(
     counts: GroupedCounts,
     *,
@@ -199,23 +221,18 @@ def fit_bt(
     """Maximum-likelihood Bradley-Terry ratings (see the module docstring).
 
     ``shown`` (model keys or a bool mask) are the models the board shows: their core members
-    hold the mean (``resolve_reference``)."""
-    if anchor_mode not in ("shift", "per_round"):
-        raise ValueError("anchor_mode must be 'shift' or 'per_round'")
-    if position_bias and not counts.positions_known:
-        raise ValueError("position_bias=True needs counts with known top/bottom positions")
-    if not np.isfinite(anchor_value):
-        raise ValueError("anchor_value must be finite")
+    hold the mean (``resolve_reference``). Long only because it fills the fit's fields.
+    """
+    _check_options(
+        counts, position_bias=position_bias, anchor_mode=anchor_mode, anchor_value=anchor_value
+    )
     structure = analyse_graph(counts.pooled())  # the same graph without a row per user
     problem = BTProblem(
         counts, fitted=structure.main, core=structure.core, position_bias=position_bias
     )
     applied, anchor_local = resolve_anchor(counts, structure, anchor)
     reference = resolve_reference(counts, structure, shown)
-    omega = reference[problem.fitted].astype(float)
-    omega = omega / omega.sum() if omega.sum() > 0 else omega
-    if anchor_local is not None:
-        omega = np.eye(problem.k)[anchor_local]
+    omega = mean_weights(reference, problem.fitted, anchor_local)
     rating = np.full(counts.n_models, np.nan)
     gamma = None
     if problem.k == 0:
@@ -223,7 +240,7 @@ def fit_bt(
         gnorm, iters, converged = 0.0, 0, True
     else:
         n, s = problem.full_stats()
-        res = problem.newton(np.zeros((problem.d, 1)), n, s, gtol=gtol, max_iter=max_iter)
+        res = newton(problem, np.zeros((problem.d, 1)), n, s, gtol=gtol, max_iter=max_iter)
         theta = res.theta[:, 0]
         gnorm, iters, converged = float(res.grad_norm[0]), res.iterations, bool(res.converged[0])
         rating[problem.fitted] = normalise(theta[: problem.k], omega=omega, value=anchor_value)

@@ -2,8 +2,8 @@
 
 Computes log-likelihood, gradient and Hessian of the (optionally position-aware) Bradley-Terry
 model for R count vectors in one go (R = 1 for the fit on all data, R = bootstrap rounds), and
-solves for the maximum with a damped Newton method or with a chord method (Newton with one
-fixed, pre-inverted Hessian) that needs no per-round linear algebra.
+``analysis.bt_solve`` solves for the maximum (damped Newton, or a chord method: Newton with
+one fixed, pre-inverted Hessian, that needs no per-round linear algebra).
 
 Parameters are natural log-odds: ``theta`` (one per fitted model) and, for the position-aware
 model, a last entry ``gamma`` (log-odds advantage of the top slot). For a battle with model
@@ -41,26 +41,11 @@ from scipy.special import expit, log_expit
 
 from analysis.grouping import OUTCOME_A, OUTCOME_TIE, GroupedCounts
 
-__all__ = ["GAMMA_PRIOR_WEIGHT", "BTProblem", "SolveResult"]
+__all__ = ["GAMMA_PRIOR_WEIGHT", "BTProblem"]
 
 GAMMA_PRIOR_WEIGHT = 1e-6  # virtual battles per real battle behind the top-slot tie
 
-_HESSIAN_BUDGET = 1 << 24  # numbers in the Hessians of one Newton batch (128 MB)
 _Y = np.array([1.0, 0.5, 0.0])  # result codes 0 = first wins, 1 = tie, 2 = second wins
-
-
-class SolveResult:
-    """Parameters (D, R), final normalised gradient norms (R,), iterations and success flags."""
-
-    __slots__ = ("converged", "grad_norm", "iterations", "theta")
-
-    def __init__(
-        self, theta: np.ndarray, grad_norm: np.ndarray, converged: np.ndarray, iterations: int
-    ) -> None:
-        self.theta = theta
-        self.grad_norm = grad_norm
-        self.converged = converged
-        self.iterations = iterations
 
 
 class BTProblem:
@@ -85,9 +70,27 @@ class BTProblem:
         self.k = k
         self.has_gamma = bool(position_bias)
         self.d = k + int(self.has_gamma)
+        ucat, inverse, count, weight = self._categorise(counts, fitted)
+        self._weigh(counts, len(ucat), inverse, count, weight)
+        self._index_pairs(ucat)
+        self.canon = self._canonical_order(counts.models)
+        self.row_user = counts.user
+        self.row_weight = counts.row_weight()
+        if self.weighted:
+            self.row_weight *= self.weight_factor
+        self._build_operators()
+        self.null = np.zeros(self.d)
+        self.null[:k] = 1.0
+        self._set_core(np.asarray(core, dtype=bool)[self.fitted])
+
+    def _categorise(
+        self, counts: GroupedCounts, fitted: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The present categories (sorted keys), each pooled row's category, its count and
+        weight; sets ``row_category`` for the rows of ``counts``."""
+        k = self.k
         local = np.full(counts.n_models, -1, dtype=np.int64)
         local[self.fitted] = np.arange(k)
-
         # Categories from the counts pooled over users (one row per top, bottom, outcome);
         # rows per user are then looked up in them, not classified one by one.
         pooled = counts.pooled()
@@ -119,8 +122,21 @@ class BTProblem:
             row_key *= 3
             row_key += counts.outcome
             self.row_category = self.row_category[np.searchsorted(pooled_key, row_key)]
-        self.cat_count = np.bincount(inverse, weights=c, minlength=len(ucat)).astype(np.int64)
-        cat_weight = np.bincount(inverse, weights=w_rows, minlength=len(ucat))
+        return ucat, inverse, c, w_rows
+
+    def _weigh(
+        self,
+        counts: GroupedCounts,
+        n_categories: int,
+        inverse: np.ndarray,
+        count: np.ndarray,
+        weight: np.ndarray,
+    ) -> None:
+        """Battles and weights per category (see module doc: weights sum to the battles)."""
+        self.cat_count = np.bincount(inverse, weights=count, minlength=n_categories).astype(
+            np.int64
+        )
+        cat_weight = np.bincount(inverse, weights=weight, minlength=n_categories)
         w_total = float(cat_weight.sum())
         self.weighted = counts.weight is not None
         if self.weighted and w_total > 0:
@@ -128,6 +144,10 @@ class BTProblem:
         self.weight_factor = self.cat_count.sum() / w_total if w_total > 0 else 1.0
         self.cat_weight = cat_weight
         self.cat_scale = cat_weight / np.maximum(self.cat_count, 1)
+
+    def _index_pairs(self, ucat: np.ndarray) -> None:
+        """Categories grouped into pairs: each category's code, result and pair."""
+        k = self.k
         self.cat_code = ucat % 3
         self.cat_y = _Y[self.cat_code]
         pair_key = ucat // 3  # sorted
@@ -137,16 +157,14 @@ class BTProblem:
         self.cat_pair = np.cumsum(new_pair) - 1
         upair = pair_key[self.pair_start]
         self.pi = upair // k if k else upair
-        self.pj = upair % k if k else upair
         self.n_pairs = len(upair)
+        self.pj = upair % k if k else upair
         self.n_categories = len(ucat)
         self.total = int(self.cat_count.sum())
-        self.canon = self._canonical_order(counts.models)
-        self.row_user = counts.user
-        self.row_weight = counts.row_weight()
-        if self.weighted:
-            self.row_weight *= self.weight_factor
 
+    def _build_operators(self) -> None:
+        """Sparse maps from categories to pair sums, pairs to gradient and to Hessian."""
+        k = self.k
         p, m = self.n_pairs, self.n_categories
         indptr = np.append(self.pair_start, m)
         self._sum_n = csr_matrix((np.ones(m), np.arange(m), indptr), shape=(p, m))
@@ -176,10 +194,6 @@ class BTProblem:
         self._h_flat = np.concatenate(hr)
         self._h_val = np.concatenate(hv)
         self._h_pair = np.concatenate(hc)
-
-        self.null = np.zeros(self.d)
-        self.null[:k] = 1.0
-        self._set_core(np.asarray(core, dtype=bool)[self.fitted])
 
     def _canonical_order(self, names: tuple[str, ...]) -> np.ndarray:
         """Category order by (name, name, outcome): the same for any order of the models."""
@@ -334,107 +348,3 @@ class BTProblem:
         scale = np.trace(h, axis1=-2, axis2=-1) / max(self.d, 1) + 1e-300
         out = h + (scale / self.k)[..., None, None] * np.outer(self.null, self.null)
         return np.asarray(out)
-
-    # ----------------------------------------------------------------- solvers
-    def newton(
-        self,
-        theta: np.ndarray,
-        n: np.ndarray,
-        s: np.ndarray,
-        *,
-        gtol: float,
-        max_iter: int = 100,
-    ) -> SolveResult:
-        """Damped Newton (backtracking on the log-likelihood), every round at once.
-
-        Rounds are processed in batches whose Hessians together stay near 16M numbers.
-        """
-        batch = max(1, _HESSIAN_BUDGET // max(self.d * self.d, 1))
-        if theta.shape[1] > batch:
-            parts = [
-                self.newton(
-                    theta[:, i : i + batch],
-                    n[:, i : i + batch],
-                    s[:, i : i + batch],
-                    gtol=gtol,
-                    max_iter=max_iter,
-                )
-                for i in range(0, theta.shape[1], batch)
-            ]
-            return SolveResult(
-                np.concatenate([p.theta for p in parts], axis=1),
-                np.concatenate([p.grad_norm for p in parts]),
-                np.concatenate([p.converged for p in parts]),
-                max(p.iterations for p in parts),
-            )
-        theta = np.array(theta, dtype=float, copy=True)
-        norm = np.maximum(n.sum(axis=0), 1.0)
-        stuck = np.zeros(theta.shape[1], dtype=bool)
-        gnorm = np.linalg.norm(self.gradient(theta, n, s), axis=0) / norm
-        it = 0
-        while it < max_iter:
-            active = (gnorm > gtol) & ~stuck
-            if not active.any():
-                break
-            it += 1
-            idx = np.flatnonzero(active)
-            th, nn, ss = theta[:, idx], n[:, idx], s[:, idx]
-            g = self.gradient(th, nn, ss)
-            h = self.augment(self.hessian(th, nn))
-            step = np.linalg.solve(h, g.T[..., None])[..., 0].T
-            ll0 = self.loglik(th, nn, ss)
-            slope = (g * step).sum(axis=0)
-            t = np.ones(len(idx))
-            todo = np.ones(len(idx), dtype=bool)
-            for _ in range(60):
-                w = np.flatnonzero(todo)
-                cand = th[:, w] + t[w] * step[:, w]
-                ll1 = self.loglik(cand, nn[:, w], ss[:, w])
-                tol = 1e-12 * (1.0 + np.abs(ll0[w]))
-                ok = (ll1 >= ll0[w] + 1e-4 * t[w] * slope[w]) | (ll1 >= ll0[w] - tol)
-                th[:, w[ok]] = cand[:, ok]
-                todo[w[ok]] = False
-                t[w[~ok]] *= 0.5
-                if not todo.any():
-                    break
-            stuck[idx[todo]] = True
-            theta[:, idx] = th
-            gnorm[idx] = np.linalg.norm(self.gradient(th, nn, ss), axis=0) / norm[idx]
-        return SolveResult(theta, gnorm, gnorm <= gtol, it)
-
-    def chord(
-        self,
-        theta: np.ndarray,
-        n: np.ndarray,
-        s: np.ndarray,
-        inv_hessian: np.ndarray,
-        *,
-        gtol: float,
-        max_iter: int = 25,
-    ) -> SolveResult:
-        """Newton steps with one fixed inverse Hessian (from the fit on all data).
-
-        Converges linearly at a rate set by how far each round's Hessian is from the fixed
-        one (a few per cent on large data, so 3-5 steps). Rounds that stall are reported as
-        not converged for the caller to finish with :meth:`newton`.
-        """
-        theta = np.array(theta, dtype=float, copy=True)
-        norm = np.maximum(n.sum(axis=0), 1.0)
-        prev = np.full(theta.shape[1], np.inf)
-        stalled = np.zeros(theta.shape[1], dtype=bool)
-        it = 0
-        while True:
-            g = self.gradient(theta, n, s)
-            gnorm = np.linalg.norm(g, axis=0) / norm
-            stalled |= gnorm > 0.5 * prev
-            move = (gnorm > gtol) & ~stalled
-            if not move.any() or it >= max_iter:
-                break
-            it += 1
-            if move.all():
-                theta += inv_hessian @ g
-            else:
-                idx = np.flatnonzero(move)
-                theta[:, idx] += inv_hessian @ g[:, idx]
-            prev = np.where(move, gnorm, prev)
-        return SolveResult(theta, gnorm, gnorm <= gtol, it)

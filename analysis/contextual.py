@@ -34,7 +34,7 @@ import numpy as np
 from scipy.sparse import csr_matrix, hstack
 from scipy.special import expit, log_expit, ndtri
 
-from analysis.bradley_terry import resolve_anchor, resolve_reference
+from analysis.bradley_terry import mean_weights, resolve_anchor, resolve_reference
 from analysis.comparison_graph import STATUS_OK, analyse_graph
 from analysis.contextual_data import ContextCounts
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
@@ -292,7 +292,8 @@ def _covariance(
     if not clustered:
         hinv = np.linalg.inv(h)
         return hinv @ design.iid_meat(beta) @ hinv, 0
-    assert design.user is not None
+    if design.user is None:
+        raise ValueError("clustered errors need the rows' users")
     users, row_user = np.unique(design.user, return_inverse=True)
     n_users, n_rows = len(users), len(design.y)
     r, extra = design.row_scores(beta)
@@ -312,6 +313,16 @@ def _covariance(
     return (d.T @ d) * ((n_users - 1.0) / max(n_users, 1)), n_users
 
 
+def _scale_label(
+    reference: np.ndarray, shown: bool, anchor: str | None, applied: bool, value: float
+) -> str:
+    if applied and anchor is not None:
+        return f"{anchor} held at {value:g}"
+    which = "shown" if shown else "rated"
+    label = f"mean of the {int(reference.sum())} {which} models held at {value:g}"
+    return label + (f" ({anchor} is not rated here)" if anchor is not None else "")
+
+
 def fit_contextual(
     cc: ContextCounts,
     *,
@@ -325,7 +336,10 @@ def fit_contextual(
     max_iter: int = 100,
 ) -> ContextualFit:
     """Controlled ratings and coefficients (see the module docstring). ``clustered=None``
-    means clustered whenever the counts carry users."""
+    means clustered whenever the counts carry users.
+
+    Long only because it fills the fit's fields, in one place.
+    """
     if ridge < 0:
         raise ValueError("ridge must be non-negative")
     clustered = cc.user is not None if clustered is None else clustered
@@ -339,11 +353,7 @@ def fit_contextual(
     applied, anchor_local = resolve_anchor(pooled, structure, anchor)
     reference = resolve_reference(pooled, structure, shown)
     fitted = np.flatnonzero(structure.main)
-    omega = reference[fitted].astype(float)
-    omega = omega / omega.sum() if omega.sum() > 0 else omega
-    if anchor_local is not None:
-        omega = np.eye(k)[anchor_local]
-    t_map = np.eye(k) - omega[None, :]
+    t_map = np.eye(k) - mean_weights(reference, fitted, anchor_local)[None, :]
     z = float(ndtri(0.5 + level / 2.0))  # normal quantile (norm.ppf checks more, slower)
     n_all = cc.n_models
     rating, sd, theta = (np.full(n_all, np.nan) for _ in range(3))
@@ -361,11 +371,6 @@ def fit_contextual(
         not_ok = np.array([s != STATUS_OK for s in structure.status]) & structure.main
         lower[not_ok], upper[not_ok] = -np.inf, np.inf
     coef = beta[k:] if k else np.zeros(f)
-    if applied and anchor is not None:
-        label = f"{anchor} held at {anchor_value:g}"
-    else:
-        label = f"mean of the {int(reference.sum())} {'rated' if shown is None else 'shown'} models held at {anchor_value:g}"
-        label += f" ({anchor} is not rated here)" if anchor is not None else ""
     return ContextualFit(
         models=cc.models,
         rating=rating,
@@ -385,6 +390,6 @@ def fit_contextual(
         iterations=iters,
         converged=bool(gnorm <= gtol),
         gradient_norm=gnorm,
-        scale_label=label,
+        scale_label=_scale_label(reference, shown is not None, anchor, applied, anchor_value),
         reference=tuple(m for m, r in zip(cc.models, reference, strict=True) if r),
     )

@@ -68,6 +68,7 @@ class ContextCounts:
     stratum: np.ndarray | None = None  # optional int per row: rows of different strata stay apart
 
     def __post_init__(self) -> None:
+        """Check every array against the others and store it read-only (hence its length)."""
         a = np.asarray(self.a, dtype=np.int64).ravel()
         b = np.asarray(self.b, dtype=np.int64).ravel()
         o = np.asarray(self.outcome, dtype=np.int64).ravel()

@@ -46,7 +46,8 @@ def cross_validated_loglik(
             ok = np.isfinite(fit.theta[sub.a]) & np.isfinite(fit.theta[sub.b]) & (n_test > 0)
             mu = fit.theta[sub.a[ok]] - fit.theta[sub.b[ok]] + sub.features[ok] @ fit.coef
             q = expit(mu) * expit(-mu)
-            assert sub.scatter is not None  # always set once constructed
+            if sub.scatter is None:
+                raise RuntimeError("contextual data has its scatter once constructed")
             s_test = sub.scatter[ok] * (n_test[ok] / sub.count[ok])[:, None, None]
             quad = np.einsum("f,rfg,g->r", fit.coef, s_test, fit.coef)
             cell = n_test[ok] * (y[ok] * log_expit(mu) + (1 - y[ok]) * log_expit(-mu))

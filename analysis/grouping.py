@@ -19,6 +19,9 @@ Conventions: ``a`` is the completion shown on top (position 0), ``b`` the one at
 ``OUTCOME_TIE`` also covers "both bad". Rows are canonical (sorted by ``a, b, outcome, user``,
 duplicates merged, zero counts dropped), so two tables holding the same battles compare equal
 and give bit-identical results downstream.
+
+Longer than most modules, on purpose: the table and the constructors that canonicalise it
+belong together.
 """
 
 from __future__ import annotations
@@ -371,11 +374,8 @@ def from_count_rows(
         models = sorted(set(names_a) | set(names_b))
     models = tuple(str(m) for m in models)
     lookup = {m: i for i, m in enumerate(models)}
-    try:
-        a = np.array([lookup[x] for x in names_a], dtype=np.int64)
-        b = np.array([lookup[x] for x in names_b], dtype=np.int64)
-    except KeyError as exc:
-        raise ValueError(f"model {exc.args[0]!r} is not in `models`") from None
+    a = _as_indices(names_a, lookup)
+    b = _as_indices(names_b, lookup)
     outcome = np.array([int(r[2]) for r in rows], dtype=np.int64)
     count = np.array([int(r[3]) for r in rows], dtype=np.int64)
     return GroupedCounts(

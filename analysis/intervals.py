@@ -54,6 +54,7 @@ from scipy.special import expit, ndtri
 
 from analysis.bradley_terry import BTFit, normalise
 from analysis.bt_problem import BTProblem
+from analysis.bt_solve import chord, newton
 from analysis.clustered import cluster_covariance
 from analysis.core_check import CoreCheck
 from analysis.resample import MultinomialSampler
@@ -167,6 +168,28 @@ def _rows_to_categories(prob: BTProblem, draws: np.ndarray) -> np.ndarray:
     return np.asarray(m @ draws.T.astype(float))
 
 
+def _rounds(prob: BTProblem, rounds: int, draws: np.ndarray | None, clustered: bool) -> int:
+    """How many rounds the bootstrap runs (the given draws' count, if any); checks the options."""
+    if draws is not None:
+        if clustered:
+            raise ValueError("draws are redraws of battles: not with clustered=True")
+        rounds = int(np.asarray(draws).shape[0])
+    if rounds < 1:
+        raise ValueError("rounds must be at least 1")
+    if clustered and prob.row_user is None:
+        raise ValueError("clustered intervals need counts with a user column")
+    return rounds
+
+
+def _source(prob: BTProblem, draws: np.ndarray | None, clustered: bool) -> tuple[Source, int]:
+    """Where the rounds' redraws come from, and how many user clusters it resamples."""
+    if clustered:
+        return _user_source(prob)
+    if draws is not None:
+        return _row_source(prob, np.asarray(draws)), 0
+    return _battle_source(prob), 0
+
+
 def bootstrap(
     fit: BTFit,
     *,
@@ -182,14 +205,7 @@ def bootstrap(
     ``clustered`` (see the module docstring)."""
     prob = fit.problem
     k_all = len(fit.models)
-    if draws is not None:
-        if clustered:
-            raise ValueError("draws are redraws of battles: not with clustered=True")
-        rounds = int(np.asarray(draws).shape[0])
-    if rounds < 1:
-        raise ValueError("rounds must be at least 1")
-    if clustered and prob.row_user is None:
-        raise ValueError("clustered intervals need counts with a user column")
+    rounds = _rounds(prob, rounds, draws, clustered)
     samples = np.full((rounds, k_all), np.nan)
     top_samples = np.full(rounds, np.nan) if prob.has_gamma else None
     clusters = 0
@@ -201,12 +217,7 @@ def bootstrap(
         "max_grad_norm": 0.0,
     }
     if prob.k > 0:
-        if clustered:
-            source, clusters = _user_source(prob)
-        elif draws is not None:
-            source = _row_source(prob, np.asarray(draws))
-        else:
-            source = _battle_source(prob)
+        source, clusters = _source(prob, draws, clustered)
         _run_rounds(fit, rounds, seed, gtol, source, samples, top_samples, diag)
     tail = 50.0 * (1.0 - level)
     lower, upper = np.percentile(samples, [tail, 100.0 - tail], axis=0)
@@ -262,7 +273,8 @@ def _row_source(prob: BTProblem, draws: np.ndarray) -> Source:
 
 def _user_source(prob: BTProblem) -> tuple[Source, int]:
     """Users redrawn with replacement (multinomial over the users with battles)."""
-    assert prob.row_user is not None
+    if prob.row_user is None:
+        raise ValueError("a user bootstrap needs the problem's users")
     m, n_users = prob.n_categories, int(prob.row_user.max()) + 1 if len(prob.row_user) else 0
     xt: np.ndarray | csr_matrix
     if m * n_users <= _DENSE_MAX and _DENSE_FILL * len(prob.row_user) >= m * n_users:
@@ -280,7 +292,8 @@ def _user_source(prob: BTProblem) -> tuple[Source, int]:
         xt = np.ascontiguousarray(dense[active].T)
     else:
         x = prob.cluster_weights()
-        assert x is not None
+        if x is None:
+            raise ValueError("a user bootstrap needs the problem's users")
         active = np.flatnonzero(np.asarray(x.sum(axis=1)).ravel() > 0)
         xt = csr_matrix(x[active].T)  # (M, users)
     sampler = MultinomialSampler(np.ones(len(active), dtype=np.int64))
@@ -290,6 +303,61 @@ def _user_source(prob: BTProblem) -> tuple[Source, int]:
         return np.asarray(xt @ w)
 
     return (draw, np.ones(prob.n_categories, dtype=bool)), len(active)
+
+
+def _solve_full_core(
+    prob: BTProblem,
+    theta: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    std: np.ndarray,
+    inv_h: np.ndarray,
+    gtol: float,
+    diag: dict[str, Any],
+) -> None:
+    """Rounds ``std`` (same core as the full data): chord steps, Newton where they stall."""
+    res = chord(prob, theta[:, std], n[:, std], s[:, std], inv_h, gtol=gtol)
+    diag["chord_iterations"] = max(diag["chord_iterations"], res.iterations)
+    th = res.theta
+    bad = np.flatnonzero(~res.converged)
+    if len(bad):
+        diag["newton_rounds"] += len(bad)
+        nb = newton(prob, th[:, bad], n[:, std[bad]], s[:, std[bad]], gtol=gtol)
+        th[:, bad] = nb.theta
+        res.grad_norm[bad] = nb.grad_norm
+    theta[:, std] = th
+    diag["max_grad_norm"] = max(diag["max_grad_norm"], float(res.grad_norm.max()))
+    diag["unconverged_rounds"] += int(np.sum(res.grad_norm > gtol))
+
+
+def _solve_other_cores(
+    prob: BTProblem,
+    theta: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    cores: list[np.ndarray | None],
+    others: np.ndarray,
+    gtol: float,
+    diag: dict[str, Any],
+) -> None:
+    """Rounds ``others`` (a smaller core): Newton, grouped by core."""
+    groups: dict[bytes, list[int]] = {}
+    round_cores: dict[bytes, np.ndarray] = {}
+    for r in others:
+        core_r = cores[r]
+        if core_r is None:
+            raise RuntimeError("a round that differs from the full fit has its own core")
+        key = np.packbits(core_r).tobytes()
+        groups.setdefault(key, []).append(int(r))
+        round_cores[key] = core_r
+    for key, members in groups.items():
+        idx = np.array(members)
+        variant = prob.with_core(round_cores[key])
+        nb = newton(variant, theta[:, idx], n[:, idx], s[:, idx], gtol=gtol)
+        theta[:, idx] = nb.theta
+        diag["other_core_rounds"] += len(idx)
+        diag["max_grad_norm"] = max(diag["max_grad_norm"], float(nb.grad_norm.max()))
+        diag["unconverged_rounds"] += int(np.sum(~nb.converged))
 
 
 def _run_rounds(
@@ -322,34 +390,8 @@ def _run_rounds(
         )
         std = np.flatnonzero(same)
         if len(std):
-            res = prob.chord(theta[:, std], n[:, std], s[:, std], inv_h, gtol=gtol)
-            diag["chord_iterations"] = max(diag["chord_iterations"], res.iterations)
-            th = res.theta
-            bad = np.flatnonzero(~res.converged)
-            if len(bad):
-                diag["newton_rounds"] += len(bad)
-                nb = prob.newton(th[:, bad], n[:, std[bad]], s[:, std[bad]], gtol=gtol)
-                th[:, bad] = nb.theta
-                res.grad_norm[bad] = nb.grad_norm
-            theta[:, std] = th
-            diag["max_grad_norm"] = max(diag["max_grad_norm"], float(res.grad_norm.max()))
-            diag["unconverged_rounds"] += int(np.sum(res.grad_norm > gtol))
-        groups: dict[bytes, list[int]] = {}
-        round_cores: dict[bytes, np.ndarray] = {}
-        for r in np.flatnonzero(~same):
-            core_r = cores[r]
-            assert core_r is not None
-            key = np.packbits(core_r).tobytes()
-            groups.setdefault(key, []).append(int(r))
-            round_cores[key] = core_r
-        for key, members in groups.items():
-            idx = np.array(members)
-            variant = prob.with_core(round_cores[key])
-            nb = variant.newton(theta[:, idx], n[:, idx], s[:, idx], gtol=gtol)
-            theta[:, idx] = nb.theta
-            diag["other_core_rounds"] += len(idx)
-            diag["max_grad_norm"] = max(diag["max_grad_norm"], float(nb.grad_norm.max()))
-            diag["unconverged_rounds"] += int(np.sum(~nb.converged))
+            _solve_full_core(prob, theta, n, s, std, inv_h, gtol, diag)
+        _solve_other_cores(prob, theta, n, s, cores, np.flatnonzero(~same), gtol, diag)
         ratings = normalise(theta[: prob.k], omega=omega, value=centre)
         samples[start : start + rc][:, prob.fitted] = ratings.T
         if top_samples is not None:

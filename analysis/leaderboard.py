@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from analysis.bradley_terry import fit_bt
+from analysis.bradley_terry import BTFit, fit_bt
 from analysis.comparison_graph import RATED_STATUSES
 from analysis.grouping import GroupedCounts
-from analysis.intervals import bootstrap, sandwich
+from analysis.intervals import IntervalResult, bootstrap, sandwich
 from analysis.matrices import (
     average_win_rate,
     battle_count_matrix,
@@ -183,6 +183,17 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
+def _top_slot(fit: BTFit, iv: IntervalResult) -> TopSlotEstimate | None:
+    """The top slot's advantage with its interval, when the fit estimated one."""
+    if fit.top_slot_log_odds is None or iv.top_slot is None:
+        return None
+    lo, hi, med = iv.top_slot
+    p = fit.top_slot_p
+    if p is None:
+        raise RuntimeError("a fit with top-slot log-odds has their probability")
+    return TopSlotEstimate(p=p, lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds)
+
+
 def compute_leaderboard(
     counts: GroupedCounts,
     *,
@@ -201,6 +212,8 @@ def compute_leaderboard(
     users: int | None = None,
 ) -> Leaderboard:
     """Fit, intervals, ranks and matrices for ``counts``.
+
+    Long only because it fills the Leaderboard's fields, in one place.
 
     ``anchor`` (a model key) is set exactly to ``anchor_value``; without it, or when the anchor
     is not rated in this data (``anchor_applied`` False), the mean of the rated models is
@@ -247,19 +260,6 @@ def compute_leaderboard(
     predicted = predicted_win_rate_matrix(fit.rating)
     plain = counts.pooled()  # the matrices and votes ignore users
     observed = win_fraction_matrix(plain)
-    top = None
-    if position_bias and fit.top_slot_log_odds is not None and iv.top_slot is not None:
-        lo, hi, med = iv.top_slot
-        p = fit.top_slot_p
-        assert p is not None
-        top = TopSlotEstimate(p=p, lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds)
-    diagnostics: dict[str, Any] = {
-        "fit_iterations": fit.iterations,
-        "fit_gradient_norm": fit.gradient_norm,
-        "fit_converged": fit.converged,
-        "ford_condition": fit.structure.ford_condition,
-        **{f"interval_{k}": v for k, v in iv.diagnostics.items()},
-    }
     return Leaderboard(
         models=counts.models,
         rating=fit.rating,
@@ -273,7 +273,7 @@ def compute_leaderboard(
         win_fraction=observed,
         battle_count=battle_count_matrix(plain),
         predicted_win_rate=predicted,
-        top_slot=top,
+        top_slot=_top_slot(fit, iv) if position_bias else None,
         method=method,
         rounds=iv.rounds,
         seed=int(seed),
@@ -285,7 +285,13 @@ def compute_leaderboard(
         position_bias=bool(position_bias),
         observed_avg_win_rate=average_win_rate(observed),
         rating_sd=np.where(rated, iv.sd, np.nan),
-        diagnostics=diagnostics,
+        diagnostics={
+            "fit_iterations": fit.iterations,
+            "fit_gradient_norm": fit.gradient_norm,
+            "fit_converged": fit.converged,
+            "ford_condition": fit.structure.ford_condition,
+            **{f"interval_{k}": v for k, v in iv.diagnostics.items()},
+        },
         scale_label=fit.scale_label,
         reference=fit.reference_models,
         clustered=iv.clustered,

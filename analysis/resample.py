@@ -197,7 +197,8 @@ class MultinomialSampler:
 
     def _draw_poisson(self, rounds: int, rng: np.random.Generator) -> np.ndarray:
         m, total = self.m, self.total
-        assert self._tables is not None
+        if self._tables is None:
+            raise RuntimeError("the Poisson draw has its tables")
         x = self._tables.draw(rounds, rng)
         sums = x.sum(axis=1)
         while np.any(sums > total):

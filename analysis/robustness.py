@@ -39,6 +39,7 @@ import numpy as np
 from scipy.special import expit
 
 from analysis.bradley_terry import BTFit
+from analysis.bt_solve import newton
 from analysis.comparison_graph import STATUS_OK
 from analysis.scale import SCALE
 
@@ -85,7 +86,7 @@ class _Search:
         removed = removed.reshape(len(self.available), -1)
         n, s = prob.pair_stats((prob.cat_count[:, None] - removed) * prob.cat_scale[:, None])
         start = np.repeat(self.theta, removed.shape[1], axis=1)
-        return prob.newton(start, n, s, gtol=1e-10).theta
+        return newton(prob, start, n, s, gtol=1e-10).theta
 
     def overtaken(self, theta: np.ndarray) -> np.ndarray:
         """Per column: the best challenger's lead over ``upper`` in points (> 0: overtaken)."""

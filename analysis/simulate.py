@@ -91,7 +91,8 @@ def simulate_battles(
     ``ratings`` is either ``{model key: rating}`` or an array (models are then named
     ``model-000``, ``model-001``, ...). ``pair_weights`` (optional) is a ``(K, K)`` matrix or a
     vector over the pairs ``i < j`` in ``numpy.triu_indices`` order; the default is uniform over
-    pairs. The position (top or bottom) is a fair coin for every battle.
+    pairs. The position (top or bottom) is a fair coin for every battle. Long because it
+    checks every argument before it draws.
     """
     if isinstance(ratings, Mapping):
         models = tuple(str(m) for m in ratings)

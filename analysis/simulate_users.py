@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.bt_problem import BTProblem
+from analysis.bt_solve import newton
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from analysis.scale import CENTRE, LOG_ODDS_PER_POINT
 
@@ -148,5 +149,5 @@ def fit_pair_scores(p_bar: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
     order = np.searchsorted(iu * k + ju, pair_of)
     n[:, 0] = w[order] * 1e6
     s[:, 0] = w[order] * 1e6 * p_bar[order]
-    theta = prob.newton(np.zeros((k, 1)), n, s, gtol=1e-13, max_iter=200).theta[:, 0]
+    theta = newton(prob, np.zeros((k, 1)), n, s, gtol=1e-13, max_iter=200).theta[:, 0]
     return np.asarray(CENTRE + (theta - theta.mean()) / LOG_ODDS_PER_POINT)

@@ -66,7 +66,8 @@ Caveats, stated on the pages too:
   vanishing ridge (1e-6), the statistic stays finite, but the chi-squared approximation is
   doubtful and a warning says so.
 
-Validated by simulation in ``tests/analysis/test_slice_test.py`` (false-positive rate at
+Longer than most modules, on purpose: much of it is this statement of the test. Validated by
+simulation in ``tests/analysis/test_slice_test.py`` (false-positive rate at
 the 5% level and power on a known shift). No Django.
 """
 
@@ -79,10 +80,8 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.special import log_expit
 
+from analysis.pair_counts import PairCounts, PairFit, connected_parts, fit_pairs, log_likelihood
 from analysis.scale import SCALE
 
 __all__ = [
@@ -93,223 +92,6 @@ __all__ = [
     "fit_pairs",
     "slice_test",
 ]
-
-RIDGE = 1e-6
-"""Vanishing L2 penalty: keeps infinite MLEs finite without moving the likelihood visibly."""
-
-MAX_STEP = 3.0
-"""Largest Newton step in log-odds per iteration (divergent directions grow steadily)."""
-
-BOUNDARY_INFORMATION = 1e-6
-"""A model whose Fisher information per battle is below this sits at the boundary."""
-
-
-@dataclass(frozen=True)
-class PairCounts:
-    """Battles between each pair of models, both positions together, and points won.
-
-    ``battles[i, j]`` (symmetric, zero diagonal) and ``score[i, j]`` = wins of i over j +
-    half the ties, so ``score + score.T == battles``.
-    """
-
-    models: tuple[str, ...]
-    battles: np.ndarray
-    score: np.ndarray
-
-    def __post_init__(self) -> None:
-        k = len(self.models)
-        if len(set(self.models)) != k:
-            raise ValueError("model names must be unique")
-        n = np.asarray(self.battles, dtype=float)
-        s = np.asarray(self.score, dtype=float)
-        if n.shape != (k, k) or s.shape != (k, k):
-            raise ValueError(f"matrices must be {k}x{k}, got {n.shape} and {s.shape}")
-        if not (np.isfinite(n).all() and np.isfinite(s).all()):
-            raise ValueError("counts must be finite")
-        if (n < 0).any() or (s < -1e-9).any() or (s > n + 1e-9).any():
-            raise ValueError("need 0 <= score <= battles")
-        if not np.allclose(n, n.T):
-            raise ValueError("battles must be symmetric")
-        n = n.copy()
-        np.fill_diagonal(n, 0.0)
-        # Points of i and j over their battles add up to the battles; average out rounding.
-        s = np.clip((s + (n - s.T)) / 2.0, 0.0, n)
-        object.__setattr__(self, "battles", n)
-        object.__setattr__(self, "score", s)
-
-    @property
-    def total(self) -> float:
-        """Number of battles (each pair counted once)."""
-        return float(np.triu(self.battles, 1).sum())
-
-    @property
-    def votes(self) -> np.ndarray:
-        """Battles of each model."""
-        return np.asarray(self.battles.sum(axis=1))
-
-    @classmethod
-    def from_matrices(
-        cls,
-        models: Sequence[str],
-        battle_count: Sequence[Sequence[float | None]],
-        win_fraction: Sequence[Sequence[float | None]],
-    ) -> PairCounts:
-        """From a stored board's battle-count and win-fraction matrices (None = NaN)."""
-        n = np.array(
-            [[0.0 if v is None else float(v) for v in row] for row in battle_count], dtype=float
-        )
-        w = np.array(
-            [[np.nan if v is None else float(v) for v in row] for row in win_fraction],
-            dtype=float,
-        )
-        s = np.where(n > 0, np.nan_to_num(w) * n, 0.0)
-        return cls(models=tuple(models), battles=n, score=s)
-
-    @classmethod
-    def from_battles(
-        cls,
-        models: Sequence[str],
-        first: Sequence[int] | np.ndarray,
-        second: Sequence[int] | np.ndarray,
-        points_first: Sequence[float] | np.ndarray,
-    ) -> PairCounts:
-        """From one row per battle: model indices and the first model's points (1, 0.5, 0)."""
-        k = len(models)
-        a = np.asarray(first, dtype=np.int64)
-        b = np.asarray(second, dtype=np.int64)
-        p = np.asarray(points_first, dtype=float)
-        if (a == b).any():
-            raise ValueError("a model cannot battle itself")
-        n = np.zeros((k, k))
-        s = np.zeros((k, k))
-        np.add.at(n, (a, b), 1.0)
-        np.add.at(n, (b, a), 1.0)
-        np.add.at(s, (a, b), p)
-        np.add.at(s, (b, a), 1.0 - p)
-        return cls(models=tuple(models), battles=n, score=s)
-
-    def restricted(self, models: Sequence[str]) -> PairCounts:
-        """The same counts on a subset (or reordering) of the models."""
-        index = [self.models.index(m) for m in models]
-        return PairCounts(
-            models=tuple(models),
-            battles=self.battles[np.ix_(index, index)],
-            score=self.score[np.ix_(index, index)],
-        )
-
-
-def _loglik(theta: np.ndarray, s: np.ndarray) -> float:
-    """Sum over unordered pairs of s log p + (n - s) log (1 - p); each pair appears twice
-    (so the battles n_ij enter through s_ji = n_ij - s_ij)."""
-    d = theta[:, None] - theta[None, :]
-    # Over ordered pairs, s_ij log sigma(d_ij) counts each pair's two outcomes once each.
-    return float(np.sum(s * log_expit(d)))
-
-
-def _components(n: np.ndarray) -> tuple[int, np.ndarray]:
-    count, labels = connected_components(csr_matrix(n > 0), directed=False)
-    return int(count), labels
-
-
-@dataclass(frozen=True)
-class PairFit:
-    """A Bradley-Terry fit on pairwise counts (natural log-odds, centred per connected part).
-
-    ``theta`` is NaN for models without battles. ``covariance`` is the inverse observed
-    information of the centred strengths (pseudo-inverse; NaN rows for boundary models).
-    """
-
-    models: tuple[str, ...]
-    theta: np.ndarray
-    loglik: float
-    n_params: int
-    components: np.ndarray  # connected-part label per model (-1 = no battles)
-    covariance: np.ndarray
-    boundary: np.ndarray  # bool per model
-    converged: bool
-    iterations: int
-
-    @property
-    def rating(self) -> np.ndarray:
-        """Strengths on the 400-point scale, mean zero per connected part."""
-        return SCALE * self.theta
-
-
-def fit_pairs(
-    counts: PairCounts, *, ridge: float = RIDGE, tol: float = 1e-9, max_iter: int = 500
-) -> PairFit:
-    """Maximum-likelihood Bradley-Terry strengths from pairwise counts (damped Newton)."""
-    k = len(counts.models)
-    active = counts.votes > 0
-    idx = np.flatnonzero(active)
-    theta_full = np.full(k, np.nan)
-    comp_full = np.full(k, -1, dtype=np.int64)
-    cov_full = np.full((k, k), np.nan)
-    boundary_full = np.zeros(k, dtype=bool)
-    if idx.size == 0:
-        return PairFit(counts.models, theta_full, 0.0, 0, comp_full, cov_full, boundary_full,
-                       True, 0)  # fmt: skip
-    n = counts.battles[np.ix_(idx, idx)]
-    s = counts.score[np.ix_(idx, idx)]
-    m = idx.size
-    n_comp, labels = _components(n)
-    rowsum_s = s.sum(axis=1)
-
-    def objective(t: np.ndarray) -> float:
-        return _loglik(t, s) - 0.5 * ridge * float(t @ t)
-
-    theta = np.zeros(m)
-    value = objective(theta)
-    converged = False
-    iterations = 0
-    for iterations in range(1, max_iter + 1):  # noqa: B007 (reported below)
-        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
-        grad = rowsum_s - (n * p).sum(axis=1) - ridge * theta
-        w = n * p * (1.0 - p)
-        info = np.diag(w.sum(axis=1)) - w
-        if np.max(np.abs(grad)) < tol * max(1.0, counts.total):
-            converged = True
-            break
-        step = np.linalg.solve(info + ridge * np.eye(m), grad)
-        biggest = np.max(np.abs(step))
-        if biggest > MAX_STEP:
-            step *= MAX_STEP / biggest
-        # Backtracking: the objective is concave, so a halved step eventually improves it.
-        for _ in range(40):
-            candidate = theta + step
-            new_value = objective(candidate)
-            if new_value >= value - 1e-12 * abs(value):
-                break
-            step /= 2.0
-        theta, value = candidate, new_value
-    # Centre each connected part (the ridge already nearly does; make it exact).
-    for c in range(n_comp):
-        part = labels == c
-        theta[part] -= theta[part].mean()
-    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
-    w = n * p * (1.0 - p)
-    info = np.diag(w.sum(axis=1)) - w
-    votes = n.sum(axis=1)
-    boundary = info.diagonal() < BOUNDARY_INFORMATION * votes
-    cov = np.linalg.pinv(info, hermitian=True)
-    cov[boundary, :] = np.nan
-    cov[:, boundary] = np.nan
-    sizes = np.bincount(labels, minlength=n_comp)
-    theta_full[idx] = theta
-    comp_full[idx] = labels
-    cov_full[np.ix_(idx, idx)] = cov
-    boundary_full[idx] = boundary
-    return PairFit(
-        models=counts.models,
-        theta=theta_full,
-        loglik=_loglik(theta, s),
-        n_params=int((sizes - 1).sum()),
-        components=comp_full,
-        covariance=cov_full,
-        boundary=boundary_full,
-        converged=converged,
-        iterations=iterations,
-    )
 
 
 def _nan_to_none(x: float) -> float | None:
@@ -448,9 +230,119 @@ def _pearson(fit: PairFit, counts: PairCounts) -> tuple[float, int]:
     n_pair, s_pair = n[iu][met], s[iu][met]
     p = 1.0 / (1.0 + np.exp(-(theta[iu[0]] - theta[iu[1]])[met]))
     x2 = float(np.sum((s_pair - n_pair * p) ** 2 / (n_pair * p * (1.0 - p))))
-    n_comp, _ = _components(n)
+    n_comp, _ = connected_parts(n)
     params = idx.size - n_comp
     return x2, max(0, int(met.sum()) - params)
+
+
+def _ratings(fit: PairFit, names: Sequence[str]) -> dict[str, float]:
+    """A fit's finite strengths in rating points, by model."""
+    return {m: float(fit.rating[i]) for i, m in enumerate(names) if math.isfinite(fit.theta[i])}
+
+
+def _pooled_counts(slices: Mapping[str, PairCounts]) -> tuple[PairCounts, dict[str, int]]:
+    """Every value's counts added up over the union of their models, and each model's index."""
+    names = sorted({m for counts in slices.values() for m in counts.models})
+    position = {m: i for i, m in enumerate(names)}
+    k = len(names)
+    total_n = np.zeros((k, k))
+    total_s = np.zeros((k, k))
+    for counts in slices.values():
+        index = np.array([position[m] for m in counts.models], dtype=np.int64)
+        total_n[np.ix_(index, index)] += counts.battles
+        total_s[np.ix_(index, index)] += counts.score
+    return PairCounts(models=tuple(names), battles=total_n, score=total_s), position
+
+
+def _kendall(
+    rated: list[tuple[str, float]], reference: Mapping[str, float]
+) -> tuple[float, float, int]:
+    """Kendall's tau-b of a value's ratings against the reference, its p-value, the models."""
+    common = [(r, reference[m]) for m, r in rated if m in reference and math.isfinite(reference[m])]
+    tau = tau_p = math.nan
+    if len(common) >= 2:
+        x, y = zip(*common, strict=True)
+        if np.ptp(x) > 0 and np.ptp(y) > 0:
+            test = stats.kendalltau(x, y)
+            tau, tau_p = float(test.statistic), float(test.pvalue)
+    return tau, tau_p, len(common)
+
+
+@dataclass(frozen=True)
+class _ValueFit:
+    """One value's separate fit, its result (noise_rms not yet known) and its sums."""
+
+    fit: PairFit
+    result: SliceValueResult
+    x2: float  # Pearson X^2 of the separate fit
+    residual_df: int
+    d2: float  # battle-weighted squared shift, rating points
+    var: float  # battle-weighted information-based variance of the shift
+    weight: float
+
+
+def _value_fit(
+    value: str,
+    counts: PairCounts,
+    pooled: PairFit,
+    position: Mapping[str, int],
+    reference: Mapping[str, float],
+) -> _ValueFit:
+    fit = fit_pairs(counts)
+    x2, rdf = _pearson(fit, counts)
+    index = np.array([position[m] for m in counts.models], dtype=np.int64)
+    active = counts.votes > 0
+    ll0 = log_likelihood(np.where(active, pooled.theta[index], 0.0), counts.score)
+    d2, var, w = _shift(fit, pooled, index, counts.votes)
+    rated = [
+        (m, float(fit.rating[i]))
+        for i, m in enumerate(counts.models)
+        if math.isfinite(fit.theta[i]) and not fit.boundary[i]
+    ]
+    tau, tau_p, tau_models = _kendall(rated, reference)
+    result = SliceValueResult(
+        value=str(value),
+        battles=counts.total,
+        models=int(active.sum()),
+        n_params=fit.n_params,
+        contribution=max(0.0, 2.0 * (fit.loglik - ll0)),
+        kendall_tau=tau,
+        kendall_p=tau_p,
+        tau_models=tau_models,
+        rms_shift=math.sqrt(d2 / w) if w > 0 else math.nan,
+        noise_rms=math.nan,  # set once the dispersion is known
+        boundary=int(fit.boundary.sum()),
+        ratings=dict(rated),
+    )
+    return _ValueFit(fit, result, x2, rdf, d2, var, w)
+
+
+def _dispersion_and_p(
+    statistic: float,
+    df: int,
+    x2: float,
+    residual_df: int,
+    dispersion: float | None,
+    warnings: list[str],
+) -> tuple[float, float]:
+    """The dispersion (estimated unless given) and the test's p-value (see module doc)."""
+    estimated = dispersion is None and residual_df > 0 and x2 > 0
+    if dispersion is not None:
+        phi = float(dispersion)
+    elif estimated:
+        phi = x2 / residual_df
+    else:
+        phi = 1.0
+        warnings.append(
+            "No residual degrees of freedom to estimate the dispersion: the plain "
+            "binomial likelihood-ratio test is used."
+        )
+    # No free parameter to test (e.g. a single value): no p-value rather than a fake one.
+    if df <= 0:
+        return phi, math.nan
+    if estimated:
+        return phi, float(stats.f.sf(statistic / df / phi, df, residual_df))
+    return phi, float(stats.chi2.sf(statistic / phi, df))
 
 
 def slice_test(
@@ -465,113 +357,44 @@ def slice_test(
     ``reference`` maps model -> rating for Kendall's tau (default: the pooled fit).
     ``dispersion``: None estimates it from the data (F test); a number fixes it (chi-squared
     test of LR / dispersion; 1.0 is the plain binomial likelihood-ratio test).
+    Long only because it fills the result's fields, in one place.
     """
     if dispersion is not None and not dispersion > 0:
         raise ValueError("dispersion must be positive")
-    names = sorted({m for counts in slices.values() for m in counts.models})
-    position = {m: i for i, m in enumerate(names)}
-    k = len(names)
-    total_n = np.zeros((k, k))
-    total_s = np.zeros((k, k))
-    for counts in slices.values():
-        index = np.array([position[m] for m in counts.models], dtype=np.int64)
-        total_n[np.ix_(index, index)] += counts.battles
-        total_s[np.ix_(index, index)] += counts.score
-    pooled_counts = PairCounts(models=tuple(names), battles=total_n, score=total_s)
+    pooled_counts, position = _pooled_counts(slices)
     pooled = fit_pairs(pooled_counts)
-    ref = dict(reference) if reference is not None else {
-        m: float(pooled.rating[i]) for i, m in enumerate(names) if math.isfinite(pooled.theta[i])
-    }  # fmt: skip
-
-    warnings: list[str] = []
-    values: list[SliceValueResult] = []
-    ll_separate = 0.0
-    params_separate = 0
-    sum_d2 = sum_var = sum_w = 0.0
-    boundary_total = 0
-    x2_total, residual_df = 0.0, 0
-    per_value: list[tuple[float, float]] = []  # (info-based variance sum, weight) per value
-    for value, counts in slices.items():
-        fit = fit_pairs(counts)
-        x2, rdf = _pearson(fit, counts)
-        x2_total += x2
-        residual_df += rdf
-        index = np.array([position[m] for m in counts.models], dtype=np.int64)
-        theta0 = pooled.theta[index]
-        active = counts.votes > 0
-        ll0 = _loglik(np.where(active, theta0, 0.0), counts.score)
-        contribution = max(0.0, 2.0 * (fit.loglik - ll0))
-        ll_separate += fit.loglik
-        params_separate += fit.n_params
-        d2, var, w = _shift(fit, pooled, index, counts.votes)
-        sum_d2, sum_var, sum_w = sum_d2 + d2, sum_var + var, sum_w + w
-        per_value.append((var, w))
-        boundary = int(fit.boundary.sum())
-        boundary_total += boundary
-        rated = [
-            (m, float(fit.rating[i]))
-            for i, m in enumerate(counts.models)
-            if math.isfinite(fit.theta[i]) and not fit.boundary[i]
-        ]
-        common = [(r, ref[m]) for m, r in rated if m in ref and math.isfinite(ref[m])]
-        tau = tau_p = math.nan
-        if len(common) >= 2:
-            x, y = zip(*common, strict=True)
-            if np.ptp(x) > 0 and np.ptp(y) > 0:
-                test = stats.kendalltau(x, y)
-                tau, tau_p = float(test.statistic), float(test.pvalue)
-        values.append(
-            SliceValueResult(
-                value=str(value),
-                battles=counts.total,
-                models=int(active.sum()),
-                n_params=fit.n_params,
-                contribution=contribution,
-                kendall_tau=tau,
-                kendall_p=tau_p,
-                tau_models=len(common),
-                rms_shift=math.sqrt(d2 / w) if w > 0 else math.nan,
-                noise_rms=math.nan,  # set below, once the dispersion is known
-                boundary=boundary,
-                ratings=dict(rated),
-            )
-        )
-        if not fit.converged:
-            warnings.append(f"The fit for {value!r} did not fully converge.")
-
+    pooled_ratings = _ratings(pooled, pooled_counts.models)
+    ref = dict(reference) if reference is not None else pooled_ratings
+    fits = [_value_fit(v, counts, pooled, position, ref) for v, counts in slices.items()]
+    warnings = [
+        f"The fit for {f.result.value!r} did not fully converge."
+        for f in fits
+        if not f.fit.converged
+    ]
+    ll_separate = sum(f.fit.loglik for f in fits)
     # The pooled fit maximises the summed log-likelihood, so LR >= 0 up to rounding.
     statistic = max(0.0, 2.0 * (ll_separate - pooled.loglik))
-    df = params_separate - pooled.n_params
+    df = sum(f.fit.n_params for f in fits) - pooled.n_params
     if len(slices) < 2:
         warnings.append("Fewer than two slice values have a board: nothing to compare.")
-    if dispersion is None:
-        if residual_df > 0 and x2_total > 0:
-            phi = x2_total / residual_df
-        else:
-            phi = 1.0
-            warnings.append(
-                "No residual degrees of freedom to estimate the dispersion: the plain "
-                "binomial likelihood-ratio test is used."
-            )
-    else:
-        phi = float(dispersion)
-    # No free parameter to test (e.g. a single value): no p-value rather than a fake one.
-    if df <= 0:
-        p_value = math.nan
-    elif dispersion is None and residual_df > 0 and x2_total > 0:
-        p_value = float(stats.f.sf(statistic / df / phi, df, residual_df))
-    else:
-        p_value = float(stats.chi2.sf(statistic / phi, df))
+    residual_df = sum(f.residual_df for f in fits)
+    phi, p_value = _dispersion_and_p(
+        statistic, df, sum(f.x2 for f in fits), residual_df, dispersion, warnings
+    )
     # Quasi-likelihood: the estimates' sampling variance is phi times the inverse information.
     values = [
-        replace(v, noise_rms=math.sqrt(phi * var / w) if w > 0 else math.nan)
-        for v, (var, w) in zip(values, per_value, strict=True)
+        replace(f.result, noise_rms=math.sqrt(phi * f.var / f.weight) if f.weight > 0 else math.nan)
+        for f in fits
     ]
+    boundary_total = sum(f.result.boundary for f in fits)
     if boundary_total:
         warnings.append(
             f"{boundary_total} model fit(s) won or lost every battle within a value: their "
             "ratings there are unbounded and the chi-squared approximation is doubtful."
         )
+    sum_d2 = sum(f.d2 for f in fits)
+    sum_var = sum(f.var for f in fits)
+    sum_w = sum(f.weight for f in fits)
     return SliceTestResult(
         statistic=statistic,
         df=int(df),
@@ -586,10 +409,6 @@ def slice_test(
         noise_rms=math.sqrt(phi * sum_var / sum_w) if sum_w > 0 else math.nan,
         boundary=boundary_total,
         values=tuple(values),
-        pooled_ratings={
-            m: float(pooled.rating[i])
-            for i, m in enumerate(names)
-            if math.isfinite(pooled.theta[i])
-        },
+        pooled_ratings=pooled_ratings,
         warnings=tuple(warnings),
     )

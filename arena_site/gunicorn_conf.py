@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Any
 
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     # Before the app (and prometheus_client) is imported by --preload or the workers.
@@ -45,9 +46,10 @@ if os.environ.get("LOG_FORMAT") == "json":
     }
 
 
-def child_exit(_server, worker) -> None:
+def child_exit(_server: Any, worker: Any) -> None:  # gunicorn's Arbiter and Worker
     from prometheus_client import multiprocess
 
     from core.metrics import process_identifier_of
 
-    multiprocess.mark_process_dead(process_identifier_of(worker.pid))
+    # prometheus_client leaves mark_process_dead unannotated.
+    multiprocess.mark_process_dead(process_identifier_of(worker.pid))  # type: ignore[no-untyped-call]

@@ -96,7 +96,7 @@ class ScrapeTimeCollector:
 def _registry() -> CollectorRegistry:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # untyped library
         return registry
     return REGISTRY
 

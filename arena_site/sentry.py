@@ -34,7 +34,7 @@ def _norm(key: str) -> str:
 
 
 # Every code field of the ingest and serving serializers and of CodeContext, and the
-# provider request fields that carry code (tests/test_sentry_scrubbing.py checks the list
+# provider request fields that carry code (tests/arena_site/test_sentry.py checks the list
 # covers the serializers).
 CODE_FIELDS = frozenset(
     _norm(k)

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import Any
 
+import django_stubs_ext
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+# Django's admin and form classes take type arguments (`ModelAdmin[Snapshot]`), as the
+# type checker sees them, before any app module defines a subclass.
+django_stubs_ext.monkeypatch()
 
 # The site package: templates/, static/ and data/ ship inside it (and so inside the wheel),
 # so a site installed from the package finds them wherever site-packages is.
@@ -273,8 +279,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(PROJECT_DIR / "staticfiles")))
 # arena_site/static/ is found as the site app's own static folder; plotly.js is a vendored
 # partial bundle in it (static/vendor/plotly/, see its VERSION): no CDN.
-STATICFILES_DIRS: list = []
-STORAGES: dict[str, dict] = {
+STATICFILES_DIRS: list[str] = []
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     # Dataset releases; filled in below, after their settings.

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
 from core.audit import AuditedAdmin, reason_action
 from core.errors import ActionRefused
@@ -18,7 +20,7 @@ from .models import ArenaModel, ModelAlias
 from .services import merge_model, unmerge_model
 
 
-class ModelAliasInline(admin.TabularInline):
+class ModelAliasInline(admin.TabularInline[ModelAlias, ArenaModel]):
     model = ModelAlias
     extra = 0
     fields = ("key", "note", "created_at")
@@ -34,7 +36,7 @@ class MergeForm(forms.Form):
 
 
 @admin.register(ArenaModel)
-class ArenaModelAdmin(AuditedAdmin):
+class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
     list_display = (
         "key",
         "display_name",
@@ -52,10 +54,10 @@ class ArenaModelAdmin(AuditedAdmin):
     readonly_fields = ("merged_into",)
     actions = ["unmerge"]
 
-    def has_merge_permission(self, request) -> bool:
-        return request.user.has_perm("catalogue.merge_arenamodel")
+    def has_merge_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("catalogue.merge_arenamodel"))
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         return [
             path(
                 "<int:pk>/merge/",
@@ -65,18 +67,24 @@ class ArenaModelAdmin(AuditedAdmin):
             *super().get_urls(),
         ]
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         extra = {"can_merge": self.has_merge_permission(request)}
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 
-    def merge_view(self, request, pk: int):
+    def merge_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         if not self.has_merge_permission(request):
             raise PermissionDenied
         source = get_object_or_404(ArenaModel, pk=pk)
         form = MergeForm(request.POST or None)
-        cast(forms.ModelChoiceField, form.fields["target"]).queryset = ArenaModel.objects.filter(
-            merged_into__isnull=True
-        ).exclude(pk=pk)
+        cast(
+            "forms.ModelChoiceField[ArenaModel]", form.fields["target"]
+        ).queryset = ArenaModel.objects.filter(merged_into__isnull=True).exclude(pk=pk)
         if request.method == "POST" and form.is_valid():
             try:
                 merge_model(
@@ -107,8 +115,10 @@ class ArenaModelAdmin(AuditedAdmin):
         return TemplateResponse(request, "moderation/form.html", context)
 
     @admin.action(description="Unmerge selected models (with a reason)", permissions=["merge"])
-    def unmerge(self, request, queryset):
-        def apply(qs, reason):
+    def unmerge(
+        self, request: HttpRequest, queryset: QuerySet[ArenaModel]
+    ) -> TemplateResponse | None:
+        def apply(qs: QuerySet[ArenaModel], reason: str) -> int:
             n = 0
             for model in qs.filter(merged_into__isnull=False):
                 unmerge_model(source=model, reason=reason, actor=request.user)
@@ -126,7 +136,7 @@ class ArenaModelAdmin(AuditedAdmin):
 
 
 @admin.register(ModelAlias)
-class ModelAliasAdmin(AuditedAdmin):
+class ModelAliasAdmin(AuditedAdmin[ModelAlias]):
     list_display = ("key", "model", "note", "created_at")
     search_fields = ("key", "model__key")
     autocomplete_fields = ("model",)

@@ -9,5 +9,5 @@ from .selectors import clear_catalogue_cache
 
 @receiver([post_save, post_delete], sender=ArenaModel)
 @receiver([post_save, post_delete], sender=ModelAlias)
-def _catalogue_changed(**_kwargs) -> None:
+def _catalogue_changed(**_kwargs: object) -> None:
     clear_catalogue_cache()

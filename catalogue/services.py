@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from core.audit import record, require_reason
+from core.audit import Actor, record, require_reason
 from core.errors import ActionRefused
 from core.models import AuditEntry
 
@@ -30,7 +30,7 @@ def seed_demo_catalogue() -> int:
     return created
 
 
-def merge_model(*, source: ArenaModel, target: ArenaModel, reason: str, actor) -> None:
+def merge_model(*, source: ArenaModel, target: ArenaModel, reason: str, actor: Actor) -> None:
     """Make `source` an alias of `target`: its votes count for `target` from the next recompute.
 
     The audit entry's `affected` is the number of keys whose votes now count for `target`
@@ -63,7 +63,7 @@ def merge_model(*, source: ArenaModel, target: ArenaModel, reason: str, actor) -
     clear_catalogue_cache()
 
 
-def unmerge_model(*, source: ArenaModel, reason: str, actor) -> None:
+def unmerge_model(*, source: ArenaModel, reason: str, actor: Actor) -> None:
     """Undo a merge: the model's votes count for it again, with its visibility from before."""
     reason = require_reason(reason)
     target = source.merged_into

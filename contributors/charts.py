@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import plotly.graph_objects as go
 
 from leaderboard.charts import LAYOUT
 
 
-def rank_history(history: list[list[dict]], checkpoints: list[int]) -> dict | None:
+def rank_history(
+    history: list[list[dict[str, Any]]], checkpoints: list[int]
+) -> dict[str, Any] | None:
     """`checkpoints[i]`: how many of the user's votes the i-th list was fitted on."""
     if len(history) < 2:
         return None
@@ -29,4 +32,5 @@ def rank_history(history: list[list[dict]], checkpoints: list[int]) -> dict | No
         **LAYOUT,
     )
     fig.update_yaxes(autorange="reversed", dtick=1)
-    return json.loads(fig.to_json())
+    chart: dict[str, Any] = json.loads(fig.to_json())
+    return chart

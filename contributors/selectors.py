@@ -10,6 +10,8 @@ private models still inform the fit.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max
@@ -33,6 +35,8 @@ _ENGINE = {
     Outcome.BOTH_BAD: OUTCOME_TIE,
 }
 TTL = 24 * 3600
+# One model's line of a personal board: {"model", "elo", "votes"}.
+Score = dict[str, Any]
 
 
 def _crowd(sid: int) -> CrowdBoard | None:
@@ -70,11 +74,11 @@ def _user_votes(user_hash: str, models: tuple[str, ...]) -> UserVotes:
     return UserVotes.from_keys(a, b, outcome, models=models)
 
 
-def _shown(payload: list[list[dict]], public: set[str]) -> list[list[dict]]:
+def _shown(payload: list[list[dict[str, object]]], public: set[str]) -> list[list[Score]]:
     """Only public models, re-centred so the listed ones average 1000 again."""
     out = []
     for scores in payload:
-        kept = [dict(s) for s in scores if s["model"] in public]
+        kept: list[Score] = [dict(s) for s in scores if s["model"] in public]
         if kept:
             shift = CENTRE - sum(float(s["elo"]) for s in kept) / len(kept)
             for s in kept:
@@ -83,7 +87,7 @@ def _shown(payload: list[list[dict]], public: set[str]) -> list[list[dict]]:
     return out
 
 
-def personal_scores(*, user_hash: str) -> list[list[dict]]:
+def personal_scores(*, user_hash: str) -> list[list[Score]]:
     """What `POST /user_scores` answers: score lists oldest first; [] when there is nothing yet."""
     sid = lb_selectors.published_snapshot_id()
     if sid is None:
@@ -92,11 +96,11 @@ def personal_scores(*, user_hash: str) -> list[list[dict]]:
     if mine["n"] < settings.PERSONAL_MIN_VOTES:
         return []
     key = f"personal:scores:{sid}:{user_hash}:{mine['n']}:{mine['last']}"
-    cached = cache.get(key)
+    cached: list[list[Score]] | None = cache.get(key)
     if cached is not None:
         return cached
     crowd = _crowd(sid)
-    payload: list[list[dict]] = []
+    payload: list[list[Score]] = []
     if crowd is not None:
         votes = _user_votes(user_hash, crowd.models)
         history = personal_history(
@@ -110,15 +114,18 @@ def personal_scores(*, user_hash: str) -> list[list[dict]]:
     return payload
 
 
-def contributor_by_username(username: str) -> Contributor | None:
+def contributor_by_username(*, username: str) -> Contributor | None:
+    """The account of this username, whatever its case (None for an empty one)."""
+    if not username:
+        return None
     return Contributor.objects.filter(username__iexact=username).first()
 
 
-def contributor_by_token(token: str) -> Contributor | None:
+def contributor_by_token(*, token: str) -> Contributor | None:
     return Contributor.objects.filter(page_token=token).first()
 
 
-def personal_page(*, contributor: Contributor) -> dict:
+def personal_page(*, contributor: Contributor) -> dict[str, Any]:
     history = personal_scores(user_hash=contributor.user_hash)
     votes = counted_votes(user_hash=contributor.user_hash).count()
     step = settings.PERSONAL_HISTORY_INTERVAL
@@ -135,15 +142,15 @@ def personal_page(*, contributor: Contributor) -> dict:
     }
 
 
-def top_contributors(*, limit: int = 100) -> dict:
+def top_contributors(*, limit: int = 100) -> dict[str, Any]:
     """Registered users by counted votes; everyone else is counted, never listed."""
     sid = lb_selectors.published_snapshot_id()
     accounts = Contributor.objects.aggregate(n=Count("id"), last=Max("updated_at"))
     last = accounts["last"].timestamp() if accounts["last"] else 0
     key = f"contributors:top:{sid}:{limit}:{accounts['n']}:{last}"
-    data = cache.get(key)
-    if data is not None:
-        return data
+    cached: dict[str, Any] | None = cache.get(key)
+    if cached is not None:
+        return cached
     names = dict(Contributor.objects.values_list("user_hash", "username"))
     counts = (
         Battle.objects.filter(user_hash__in=list(names), kind="completion", excluded=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
@@ -12,7 +14,7 @@ USERNAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$"
 METADATA_KEYS = ("jobTitle", "industrySector", "yearsOfExperience", "codingHoursPerWeek")
 
 
-class _UserBase(serializers.Serializer):
+class _UserBase(serializers.Serializer[Any]):
     userId = IdentifierField(max_length=256)
     password = StrictCharField(
         max_length=128, required=False, allow_null=True, allow_blank=True, trim_whitespace=False
@@ -35,7 +37,7 @@ class RegisterSerializer(_UserBase):
             raise serializers.ValidationError("At least 8 characters (or none at all).")
         return value or None
 
-    def validate_metadata(self, value: dict | None) -> dict | None:
+    def validate_metadata(self, value: dict[str, object] | None) -> dict[str, object] | None:
         if value is None:
             return None
         unknown = sorted(set(value) - set(METADATA_KEYS))

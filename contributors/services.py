@@ -20,6 +20,7 @@ from core.errors import ApplicationError, Conflict
 from ingest.pseudonyms import pseudonymise_user
 
 from .models import Contributor
+from .selectors import contributor_by_username
 
 
 class UsernameTaken(Conflict):
@@ -43,27 +44,21 @@ class Authenticated:
     contributor: Contributor
     own_machine: bool  # matched by the caller's machine id, not only by the username
 
-    def answer(self) -> dict:
-        user: dict = {"username": self.contributor.username}
+    def answer(self) -> dict[str, object]:
+        user: dict[str, str] = {"username": self.contributor.username}
         if self.own_machine:
             user["personalUrl"] = reverse("contributor-private", args=[self.contributor.page_token])
         return {"message": "Authentication successful", "user": user}
 
 
-def _by_username(username: str) -> Contributor | None:
-    if not username:
-        return None
-    return Contributor.objects.filter(username__iexact=username).first()
-
-
 def register(
-    *, user_id: str, username: str, password: str | None, metadata: dict | None
+    *, user_id: str, username: str, password: str | None, metadata: dict[str, object] | None
 ) -> Contributor:
     """Create the account of this machine's user, or update it (a set password must be given)."""
     user_hash = pseudonymise_user(user_id)
     with transaction.atomic():
         mine = Contributor.objects.select_for_update().filter(user_hash=user_hash).first()
-        other = _by_username(username)
+        other = contributor_by_username(username=username)
         if other is not None and (mine is None or other.pk != mine.pk):
             raise UsernameTaken(username)
         if mine is None:
@@ -85,7 +80,7 @@ def register(
 
 def authenticate(*, user_id: str, username: str, password: str | None) -> Authenticated:
     mine = Contributor.objects.filter(user_hash=pseudonymise_user(user_id)).first()
-    found = mine or _by_username(username)
+    found = mine or contributor_by_username(username=username)
     if found is None:
         raise NotAuthenticated()
     if found.password and not (password and check_password(password, found.password)):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,6 +23,7 @@ from ingest.pseudonyms import pseudonymise_user
 from leaderboard import selectors as lb_selectors
 
 from . import charts, selectors, services
+from .models import Contributor
 from .serializers import AuthenticateSerializer, RegisterSerializer
 
 SCORE_HISTORY_SCHEMA = {
@@ -52,9 +58,16 @@ ERRORS = {
 
 
 class _AccountView(APIView):
-    authentication_classes: list = []
-    permission_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes: list[type[BasePermission]] = []
     throttle_classes = ACCOUNT_THROTTLES
+
+
+def _validated(serializer_class: type[serializers.Serializer[Any]], request: Request) -> Any:
+    """The request's body through `serializer_class`; a 400 naming the fields otherwise."""
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
 
 
 class UsersView(_AccountView):
@@ -63,10 +76,8 @@ class UsersView(_AccountView):
         responses={200: dict, 409: OpenApiResponse(description="The username is taken."), **ERRORS},
         summary="Extension: register (or rename) this machine's user",
     )
-    def put(self, request):
-        s = RegisterSerializer(data=request.data)
-        s.is_valid(raise_exception=True)
-        d = s.validated_data
+    def put(self, request: Request) -> Response:
+        d = _validated(RegisterSerializer, request)
         contributor = services.register(
             user_id=d["userId"],
             username=d["username"],
@@ -80,10 +91,8 @@ class UsersView(_AccountView):
         responses={204: None, **ERRORS},
         summary="Delete this machine's account (the votes stay, pseudonymous)",
     )
-    def delete(self, request):
-        s = AuthenticateSerializer(data=request.data)
-        s.is_valid(raise_exception=True)
-        d = s.validated_data
+    def delete(self, request: Request) -> Response:
+        d = _validated(AuthenticateSerializer, request)
         services.delete_account(
             user_id=d["userId"], username=d["username"], password=d.get("password")
         )
@@ -96,10 +105,8 @@ class AuthenticateView(_AccountView):
         responses={200: dict, **ERRORS},
         summary="Extension: who is logged in (by machine id first, then by username)",
     )
-    def post(self, request):
-        s = AuthenticateSerializer(data=request.data)
-        s.is_valid(raise_exception=True)
-        d = s.validated_data
+    def post(self, request: Request) -> Response:
+        d = _validated(AuthenticateSerializer, request)
         auth = services.authenticate(
             user_id=d["userId"], username=d["username"], password=d.get("password")
         )
@@ -107,8 +114,8 @@ class AuthenticateView(_AccountView):
 
 
 class UserScoresView(APIView):
-    authentication_classes: list = []
-    permission_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes: list[type[BasePermission]] = []
     throttle_classes = READ_THROTTLES
 
     @extend_schema(
@@ -118,14 +125,12 @@ class UserScoresView(APIView):
         responses={200: SCORE_HISTORY_SCHEMA, **ERRORS},
         summary="Extension: the user's personal leaderboard over time (one list per 20 votes)",
     )
-    def post(self, request):
-        s = UserIdSerializer(data=request.data)
-        s.is_valid(raise_exception=True)
-        user_hash = pseudonymise_user(s.validated_data["userId"])
+    def post(self, request: Request) -> Response:
+        user_hash = pseudonymise_user(_validated(UserIdSerializer, request)["userId"])
         return Response(selectors.personal_scores(user_hash=user_hash))
 
 
-def _page(request, contributor, *, private: bool):
+def _page(request: HttpRequest, contributor: Contributor, *, private: bool) -> HttpResponse:
     context = selectors.personal_page(contributor=contributor)
     chart = charts.rank_history(context["history"], context["checkpoints"])
     response = render(
@@ -143,8 +148,8 @@ def _page(request, contributor, *, private: bool):
     return response
 
 
-def personal_by_username(request, username: str):
-    contributor = selectors.contributor_by_username(username)
+def personal_by_username(request: HttpRequest, username: str) -> HttpResponse:
+    contributor = selectors.contributor_by_username(username=username)
     if contributor is None:
         raise Http404("No contributor with this username")
     return _page(request, contributor, private=False)
@@ -152,14 +157,14 @@ def personal_by_username(request, username: str):
 
 # The link is the credential: no shared cache may keep the page, nor the browser on disk.
 @cache_control(private=True, no_store=True)
-def personal_by_token(request, token: str):
-    contributor = selectors.contributor_by_token(token)
+def personal_by_token(request: HttpRequest, token: str) -> HttpResponse:
+    contributor = selectors.contributor_by_token(token=token)
     if contributor is None:
         raise Http404("Unknown link")
     return _page(request, contributor, private=True)
 
 
-def top_contributors(request):
+def top_contributors(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "contributors/top.html",
@@ -167,7 +172,7 @@ def top_contributors(request):
     )
 
 
-def take_part(request):
+def take_part(request: HttpRequest) -> HttpResponse:
     # The address as this request reached us: scheme from X-Forwarded-Proto when a trusted
     # proxy sent it (TRUSTED_PROXIES, SECURE_PROXY_SSL_HEADER), host from Host (checked
     # against ALLOWED_HOSTS), plus any script prefix. Not cached per snapshot: it varies by host.

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
+from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
-from django.http import HttpResponse
-from django.urls import path, reverse
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 
 from .admin_base import ReadOnlyAdmin
 from .audit import AuditedAdmin, reason_action, record
@@ -22,7 +25,7 @@ CSV_COLUMNS = ("at", "actor_name", "action", "target", "reason", "affected", "be
 
 
 @admin.register(ApiClient)
-class ApiClientAdmin(AuditedAdmin):
+class ApiClientAdmin(AuditedAdmin[ApiClient]):
     list_display = (
         "name",
         "key_prefix",
@@ -36,52 +39,46 @@ class ApiClientAdmin(AuditedAdmin):
     search_fields = ("name", "key_prefix")
     actions = ["revoke"]
 
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ("name", "rate_limit_per_minute", "audit_reason")
-        return (
-            "name",
-            "rate_limit_per_minute",
-            "audit_reason",
-            "key_prefix",
-            "created_at",
-            "created_by",
-            "revoked_at",
-            "last_used_at",
-            "request_count",
-        )
+    # Shown but never edited: set when the key is issued and as it is used.
+    RECORDED = (
+        "key_prefix",
+        "created_at",
+        "created_by",
+        "revoked_at",
+        "last_used_at",
+        "request_count",
+    )
 
-    def get_readonly_fields(self, request, obj=None):
-        if obj is None:
-            return ()
-        return (
-            "key_prefix",
-            "created_at",
-            "created_by",
-            "revoked_at",
-            "last_used_at",
-            "request_count",
-        )
+    def get_fields(self, request: HttpRequest, obj: ApiClient | None = None) -> tuple[str, ...]:
+        editable = ("name", "rate_limit_per_minute", "audit_reason")
+        return editable if obj is None else editable + self.RECORDED
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: ApiClient | None = None
+    ) -> tuple[str, ...]:
+        return () if obj is None else self.RECORDED
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApiClient | None = None) -> bool:
         return False  # revoke instead: the votes keep their client
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiClient]:
         return super().get_queryset(request).annotate(n_votes=Count("battle"))
 
     @admin.display(description="votes", ordering="n_votes")
-    def votes(self, obj) -> int:
-        return obj.n_votes
+    def votes(self, obj: Any) -> int:
+        n_votes: int = obj.n_votes  # annotated by get_queryset
+        return n_votes
 
     @admin.display(boolean=True)
-    def active(self, obj) -> bool:
+    def active(self, obj: ApiClient) -> bool:
         return obj.is_active
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: ApiClient, form: Any, change: bool) -> None:
         if change:
             return super().save_model(request, obj, form, change)
         key, prefix = new_key()
-        obj.key_prefix, obj.key_hash, obj.created_by = prefix, hash_key(key), request.user
+        obj.key_prefix, obj.key_hash = prefix, hash_key(key)
+        obj.created_by = request.user if isinstance(request.user, User) else None  # staff
         super().save_model(request, obj, form, change)
         messages.warning(
             request,
@@ -90,8 +87,10 @@ class ApiClientAdmin(AuditedAdmin):
         )
 
     @admin.action(description="Revoke selected API keys (with a reason)", permissions=["change"])
-    def revoke(self, request, queryset):
-        def apply(qs, reason):
+    def revoke(
+        self, request: HttpRequest, queryset: QuerySet[ApiClient]
+    ) -> TemplateResponse | None:
+        def apply(qs: QuerySet[ApiClient], reason: str) -> int:
             n = 0
             for client in qs.filter(revoked_at__isnull=True):
                 revoke_api_key(client=client)
@@ -124,20 +123,22 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     date_hierarchy = "at"
     readonly_fields = [f.name for f in AuditEntry._meta.fields]
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         export = self.admin_site.admin_view(self.export_csv)
         return [
             path("export.csv", export, name="core_auditentry_export"),
             *super().get_urls(),
         ]
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         extra = {
             "export_url": reverse("admin:core_auditentry_export") + "?" + request.GET.urlencode()
         }
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
-    def export_csv(self, request):
+    def export_csv(self, request: HttpRequest) -> HttpResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
         cl = self.get_changelist_instance(request)

@@ -9,31 +9,41 @@ inline change and delete in the audit log with the changed fields before and aft
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import Model, QuerySet
+from django.forms import BaseModelFormSet
+from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from .errors import ActionRefused
 from .models import AuditEntry
 
+# Who did it: a staff member, or nobody (None: the system, e.g. an automatic rule).
+Actor = AbstractBaseUser | AnonymousUser | None
+Fields = dict[str, Any]
+_M = TypeVar("_M", bound=Model)
+
 
 def record(
     *,
-    actor,
+    actor: Actor,
     action: str,
     target: str,
     reason: str = "",
     affected: int = 0,
-    before: dict | None = None,
-    after: dict | None = None,
+    before: Fields | None = None,
+    after: Fields | None = None,
 ) -> AuditEntry:
     return AuditEntry.objects.create(
-        actor=actor if getattr(actor, "pk", None) else None,
-        actor_name=getattr(actor, "get_username", lambda: "system")() if actor else "system",
+        actor_id=(actor.pk or None) if actor is not None else None,
+        actor_name=actor.get_username() if actor is not None else "system",
         action=action,
         target=target[:300],
         reason=reason,
@@ -61,7 +71,7 @@ class ReasonForm(forms.Form):
     )
 
 
-class AuditedModelForm(forms.ModelForm):
+class AuditedModelForm(forms.ModelForm[Any]):
     audit_reason = forms.CharField(
         label="Reason for this change",
         max_length=2000,
@@ -70,8 +80,8 @@ class AuditedModelForm(forms.ModelForm):
     )
 
 
-def snapshot(obj: Model) -> dict:
-    out = {}
+def snapshot(obj: Model) -> Fields:
+    out: Fields = {}
     for f in obj._meta.concrete_fields:
         if f.primary_key or f.name in SKIP_FIELDS:
             continue
@@ -80,84 +90,76 @@ def snapshot(obj: Model) -> dict:
     return out
 
 
-def diff(before: dict, after: dict) -> tuple[dict, dict]:
+def diff(before: Fields, after: Fields) -> tuple[Fields, Fields]:
     keys = [k for k in after if before.get(k) != after.get(k)]
     return {k: before.get(k) for k in keys}, {k: after.get(k) for k in keys}
 
 
-class AuditedAdmin(admin.ModelAdmin):
+class AuditedAdmin(admin.ModelAdmin[_M]):
     form = AuditedModelForm
 
-    def save_model(self, request, obj, form, change):
-        before = snapshot(type(obj).objects.get(pk=obj.pk)) if change and obj.pk else {}
+    def save_model(self, request: HttpRequest, obj: _M, form: Any, change: bool) -> None:
+        before = snapshot(type(obj)._default_manager.get(pk=obj.pk)) if change and obj.pk else {}
         super().save_model(request, obj, form, change)
         b, a = diff(before, snapshot(obj))
-        record(
-            actor=request.user,
-            action=f"{'change' if change else 'add'} {obj._meta.verbose_name}",
-            target=str(obj),
-            reason=form.cleaned_data.get("audit_reason", ""),
-            before=b,
-            after=a,
-        )
+        reason = form.cleaned_data.get("audit_reason", "")
+        _record_row(request, "change" if change else "add", obj, reason=reason, before=b, after=a)
 
-    def save_formset(self, request, form, formset, change):
+    def save_formset(
+        self, request: HttpRequest, form: Any, formset: BaseModelFormSet[Any, Any], change: bool
+    ) -> None:
         super().save_formset(request, form, formset, change)
         reason = form.cleaned_data.get("audit_reason", "")
-        for obj in formset.new_objects:
-            record(
-                actor=request.user,
-                action=f"add {obj._meta.verbose_name}",
-                target=str(obj),
-                reason=reason,
-                after=snapshot(obj),
-            )
-        for obj, fields in formset.changed_objects:
-            record(
-                actor=request.user,
-                action=f"change {obj._meta.verbose_name}",
-                target=str(obj),
-                reason=reason,
-                after={k: snapshot(obj).get(k) for k in fields},
-            )
-        for obj in formset.deleted_objects:
-            record(
-                actor=request.user,
-                action=f"delete {obj._meta.verbose_name}",
-                target=str(obj),
-                reason=reason,
-                before=snapshot(obj),
-            )
+        changes: list[tuple[str, Model, Fields | None, Fields | None]] = [
+            *(("add", obj, None, snapshot(obj)) for obj in formset.new_objects),
+            *(
+                ("change", obj, None, {k: snapshot(obj).get(k) for k in fields})
+                for obj, fields in formset.changed_objects
+            ),
+            *(("delete", obj, snapshot(obj), None) for obj in formset.deleted_objects),
+        ]
+        for verb, obj, before, after in changes:
+            _record_row(request, verb, obj, reason=reason, before=before, after=after)
 
-    def delete_model(self, request, obj):
-        record(
-            actor=request.user,
-            action=f"delete {obj._meta.verbose_name}",
-            target=str(obj),
-            before=snapshot(obj),
-        )
+    def delete_model(self, request: HttpRequest, obj: _M) -> None:
+        _record_row(request, "delete", obj, before=snapshot(obj))
         super().delete_model(request, obj)
 
-    def delete_queryset(self, request, queryset):
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[_M]) -> None:
         for obj in queryset:
-            record(
-                actor=request.user,
-                action=f"delete {obj._meta.verbose_name}",
-                target=str(obj),
-                before=snapshot(obj),
-            )
+            _record_row(request, "delete", obj, before=snapshot(obj))
         super().delete_queryset(request, queryset)
 
 
+def _record_row(
+    request: HttpRequest,
+    verb: str,
+    obj: Model,
+    *,
+    reason: str = "",
+    before: Fields | None = None,
+    after: Fields | None = None,
+) -> None:
+    """The audit entry of one row the admin added, changed or deleted."""
+    record(
+        actor=request.user,
+        action=f"{verb} {obj._meta.verbose_name}",
+        target=str(obj),
+        reason=reason,
+        before=before,
+        after=after,
+    )
+
+
 def reason_action(
-    modeladmin: admin.ModelAdmin,
-    request,
-    queryset: QuerySet,
+    modeladmin: admin.ModelAdmin[_M],
+    request: HttpRequest,
+    queryset: QuerySet[_M],
     *,
     title: str,
-    apply: Callable[[QuerySet, str], int],
+    apply: Callable[[QuerySet[_M], str], int],
     done: str,
-):
+) -> TemplateResponse | None:
     """Run `apply(queryset, reason)` after asking for a reason on an intermediate page."""
     if request.POST.get("apply"):
         form = ReasonForm(request.POST)

@@ -20,14 +20,20 @@ import hmac
 import secrets
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import F
+from django.http import HttpRequest
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from .models import ApiClient
+
+if TYPE_CHECKING:  # DRF loads this module while rest_framework.views is half imported
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 KEY_TAG = "arena"
 USAGE_FLUSH_SECONDS = 60
@@ -43,11 +49,12 @@ def new_key() -> tuple[str, str]:
     return f"{KEY_TAG}_{prefix}_{secrets.token_urlsafe(32)}", prefix
 
 
-def _presented_key(request) -> str | None:
-    header = request.META.get("HTTP_AUTHORIZATION", "")
+def _presented_key(request: HttpRequest) -> str | None:
+    header: str = request.META.get("HTTP_AUTHORIZATION", "")
     if header.lower().startswith("bearer "):
         return header[7:].strip()
-    return request.META.get("HTTP_X_API_KEY") or None
+    api_key: str | None = request.META.get("HTTP_X_API_KEY")
+    return api_key or None
 
 
 CLIENT_CACHE_SECONDS = 5.0
@@ -87,7 +94,13 @@ def note_use(client: ApiClient) -> None:
     )
 
 
-def presented_client(request) -> ApiClient | None:
+def request_client(request: Request) -> ApiClient | None:
+    """The API client DRF authenticated the request as (None: anonymous or a browser)."""
+    auth = request.auth
+    return auth if isinstance(auth, ApiClient) else None
+
+
+def presented_client(request: HttpRequest) -> ApiClient | None:
     """The active client whose key the request presents (None if it presents no key), uncounted.
 
     AuthenticationFailed for a malformed, unknown or revoked key.
@@ -109,19 +122,19 @@ def presented_client(request) -> ApiClient | None:
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     """`Authorization: Bearer <key>` or `X-API-Key: <key>`. A bad key is a 401, never anonymous."""
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[AnonymousUser, ApiClient] | None:
         client = presented_client(request)
         if client is None:
             return None
         note_use(client)
         return (AnonymousUser(), client)
 
-    def authenticate_header(self, request) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="arena"'
 
 
 class HasApiKey(permissions.BasePermission):
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         if not isinstance(request.auth, ApiClient):
             raise exceptions.NotAuthenticated(
                 "This route needs an API key (Authorization: Bearer <key>); ask an admin for one."
@@ -132,7 +145,7 @@ class HasApiKey(permissions.BasePermission):
 class AnonymousAllowed(permissions.BasePermission):
     """Anonymous posting is on unless ARENA_ALLOW_ANONYMOUS is false."""
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         if not (settings.ARENA_ALLOW_ANONYMOUS or isinstance(request.auth, ApiClient)):
             raise exceptions.NotAuthenticated(
                 "Anonymous posting is disabled on this server; send an API key."

@@ -20,6 +20,7 @@ import ipaddress
 from collections.abc import Callable
 
 from django.conf import settings
+from django.http import HttpRequest
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -54,11 +55,11 @@ def is_trusted_proxy(text: str | None) -> bool:
     return any(address in net for net in _networks(tuple(settings.TRUSTED_PROXIES)))
 
 
-def client_ip(request) -> str | None:
+def client_ip(request: HttpRequest) -> str | None:
     """The client's address: REMOTE_ADDR, or from a trusted proxy the first untrusted hop."""
     meta = request.META
-    remote = meta.get("REMOTE_ADDR")
-    forwarded = meta.get("HTTP_X_FORWARDED_FOR")
+    remote: str | None = meta.get("REMOTE_ADDR")
+    forwarded: str | None = meta.get("HTTP_X_FORWARDED_FOR")
     if not forwarded or not is_trusted_proxy(remote):
         return remote
     hops = [hop.strip() for hop in forwarded.split(",")]

@@ -12,6 +12,8 @@ here for API views, in `core.middleware.DatabaseUnavailableMiddleware` for the o
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from rest_framework.exceptions import ValidationError
@@ -30,8 +32,8 @@ class ApplicationError(Exception):
         self.message = message
         self.fields = fields
 
-    def body(self) -> dict:
-        body: dict = {"error": self.code, "message": self.message}
+    def body(self) -> dict[str, object]:
+        body: dict[str, object] = {"error": self.code, "message": self.message}
         if self.fields is not None:
             body["fields"] = self.fields
         return body
@@ -48,7 +50,7 @@ class Conflict(ApplicationError):
     code = "conflict"
 
 
-def flatten_errors(detail, prefix: str = "") -> dict[str, list[str]]:
+def flatten_errors(detail: object, prefix: str = "") -> dict[str, list[str]]:
     """DRF's nested error detail as {"a.0.b": ["message", ...]}."""
     out: dict[str, list[str]] = {}
     if isinstance(detail, dict):
@@ -85,7 +87,7 @@ def is_database_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
 
 
-def database_unavailable_body() -> dict:
+def database_unavailable_body() -> dict[str, str]:
     return {
         "error": "unavailable",
         "message": "The database is not answering. Votes are idempotent on their pair id: "
@@ -93,16 +95,17 @@ def database_unavailable_body() -> dict:
     }
 
 
-def api_exception_handler(exc, context):
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if is_database_unavailable(exc):
         response = Response(database_unavailable_body(), status=503)
         response["Retry-After"] = str(settings.ARENA_RETRY_AFTER_SECONDS)
         return response
     if isinstance(exc, ApplicationError):
         return Response(exc.body(), status=exc.status)
-    response = exception_handler(exc, context)
-    if response is None:
+    handled = exception_handler(exc, context)
+    if handled is None:
         return None
+    response = handled
     if isinstance(exc, ValidationError):
         fields = flatten_errors(exc.detail)
         response.data = {"error": "invalid", "message": summary(fields), "fields": fields}

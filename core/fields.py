@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from typing import Any
 
 from rest_framework import serializers
 
@@ -19,7 +20,7 @@ class StrictCharField(serializers.CharField):
 
     default_error_messages = {"not_a_string": "Must be a string."}
 
-    def to_internal_value(self, data) -> str:
+    def to_internal_value(self, data: object) -> str:
         if not isinstance(data, str):
             self.fail("not_a_string")
         return super().to_internal_value(data)
@@ -38,11 +39,11 @@ class IdentifierField(StrictCharField):
         "control_character": "Must not contain control characters.",
     }
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         kwargs["trim_whitespace"] = False
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data) -> str:
+    def to_internal_value(self, data: object) -> str:
         value = super().to_internal_value(data)
         if value != value.strip():
             self.fail("surrounding_space")
@@ -56,7 +57,7 @@ class FiniteFloatField(serializers.FloatField):
 
     default_error_messages = {"not_finite": "Must be a finite number (not NaN or infinity)."}
 
-    def to_internal_value(self, data) -> float:
+    def to_internal_value(self, data: object) -> float:
         if isinstance(data, bool) or not isinstance(data, int | float):
             self.fail("invalid")
         value = super().to_internal_value(data)
@@ -68,7 +69,7 @@ class FiniteFloatField(serializers.FloatField):
 class StrictIntegerField(serializers.IntegerField):
     """An integer that refuses booleans, floats with a fraction and numeric strings."""
 
-    def to_internal_value(self, data) -> int:
+    def to_internal_value(self, data: object) -> int:
         if isinstance(data, bool) or not isinstance(data, int | float):
             self.fail("invalid")
         if isinstance(data, float) and not data.is_integer():
@@ -89,12 +90,12 @@ class CodeTextField(StrictCharField):
     other text fields still refuse one: there a replacement could make two ids one.
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("allow_blank", True)
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(**kwargs)
 
-    def to_internal_value(self, data) -> str:
+    def to_internal_value(self, data: object) -> str:
         if isinstance(data, str):
             if "\x00" in data:
                 data = strip_nul(data)
@@ -129,12 +130,12 @@ class PromptField(CodeTextField):
         "messages": "Must be text or a list of {{role, content}} messages with text content."
     }
 
-    def to_internal_value(self, data) -> str:
+    def to_internal_value(self, data: object) -> str:
         if isinstance(data, list):
             data = self.messages_text(data)
         return super().to_internal_value(data)
 
-    def messages_text(self, messages: list) -> str:
+    def messages_text(self, messages: list[object]) -> str:
         parts = []
         for message in messages:
             if not isinstance(message, dict):

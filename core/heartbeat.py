@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from celery import bootsteps
+from celery.worker.consumer import Consumer
 from django.conf import settings
 
 from .redis_client import REDIS_ERRORS, key_prefix, shared_redis
@@ -42,7 +44,7 @@ def newest_beat_age() -> float | None:
     keys = list(client.scan_iter(match=_pattern(), count=100))
     if not keys:
         return None
-    raw: list = client.mget(keys)  # type: ignore[assignment]  # sync client: a list
+    raw: list[bytes | None] = client.mget(keys)  # type: ignore[assignment]  # sync client: a list
     values = [float(v) for v in raw if v is not None]
     return time.time() - max(values) if values else None
 
@@ -50,13 +52,13 @@ def newest_beat_age() -> float | None:
 class WorkerHeartbeat(bootsteps.StartStopStep):
     """Consumer step: beat once at start, then on the consumer's timer."""
 
-    requires = {"celery.worker.consumer.tasks:Tasks"}
+    requires = ("celery.worker.consumer.tasks:Tasks",)
 
-    def __init__(self, parent, **kwargs) -> None:
+    def __init__(self, parent: Consumer, **kwargs: Any) -> None:
         super().__init__(parent, **kwargs)
-        self.tref = None
+        self.tref: Any = None  # the timer entry (kombu leaves it unannotated)
 
-    def start(self, parent) -> None:
+    def start(self, parent: Consumer) -> None:
         hostname = parent.hostname
 
         def write() -> None:
@@ -68,7 +70,7 @@ class WorkerHeartbeat(bootsteps.StartStopStep):
         write()
         self.tref = parent.timer.call_repeatedly(settings.WORKER_HEARTBEAT_SECONDS, write)
 
-    def stop(self, parent) -> None:
+    def stop(self, parent: Consumer) -> None:
         if self.tref is not None:
             self.tref.cancel()
             self.tref = None

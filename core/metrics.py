@@ -31,7 +31,10 @@ def process_identifier() -> str:
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
     # Before any metric exists: each takes its value class when it is created.
-    values.ValueClass = values.MultiProcessValue(process_identifier=process_identifier)
+    # prometheus_client leaves MultiProcessValue unannotated.
+    values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]
+        process_identifier=process_identifier
+    )
 
 VOTES = Counter(
     "arena_votes_total",

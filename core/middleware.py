@@ -12,9 +12,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from .errors import database_unavailable_body, is_database_unavailable
 
@@ -33,10 +34,10 @@ def body_limit(path: str) -> int | None:
 
 
 class BodySizeLimitMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -61,10 +62,10 @@ class CollapseLeadingSlashesMiddleware:
     with a trailing slash sends `//route` (and would get 404 everywhere).
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         old = request.path_info
         if old.startswith("//"):
             new = "/" + old.lstrip("/")
@@ -75,10 +76,10 @@ class CollapseLeadingSlashesMiddleware:
 
 
 class HostileUrlMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         field = None
         if "\x00" in request.path:
             field = "path"
@@ -106,13 +107,13 @@ class HostileUrlMiddleware:
 
 
 class DatabaseUnavailableMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         return self.get_response(request)
 
-    def process_exception(self, request, exception):
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not is_database_unavailable(exception):
             return None
         log.warning("Database unavailable on %s: %s", request.path, type(exception).__name__)

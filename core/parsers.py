@@ -8,7 +8,8 @@ slow. Votes are at most four levels deep (`completionItems.0.…`), so anything 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -34,7 +35,12 @@ def depth_exceeds(value: object, limit: int) -> bool:
 
 
 class SafeJSONParser(JSONParser):
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[Any],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
         limit = settings.ARENA_MAX_JSON_DEPTH
         try:
             data = super().parse(stream, media_type, parser_context)

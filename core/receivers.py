@@ -9,5 +9,5 @@ from .models import ApiClient
 
 @receiver(post_save, sender=ApiClient)
 @receiver(post_delete, sender=ApiClient)
-def _client_changed(instance: ApiClient, **_kwargs) -> None:
+def _client_changed(instance: ApiClient, **_kwargs: object) -> None:
     forget_client(instance.key_prefix)

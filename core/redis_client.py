@@ -49,7 +49,12 @@ REDIS_ERRORS: tuple[type[BaseException], ...] = (
 
 
 class _Log(pybreaker.CircuitBreakerListener):
-    def state_change(self, cb, old_state, new_state) -> None:
+    def state_change(
+        self,
+        cb: pybreaker.CircuitBreaker,
+        old_state: pybreaker.CircuitBreakerState | None,
+        new_state: pybreaker.CircuitBreakerState,
+    ) -> None:
         if new_state.name == pybreaker.STATE_OPEN:
             log.warning("Redis unreachable: no Redis calls for %g s", cb.reset_timeout)
         elif new_state.name == pybreaker.STATE_CLOSED:
@@ -85,38 +90,47 @@ breaker = _Breaker(
 
 
 class _Guarded:
-    """Mixin for a redis-py connection class: it connects and reads only through `breaker`."""
+    """Mixin for a redis-py connection class: it connects and reads only through `breaker`.
 
-    def _connect(self):
+    The connection class it is mixed into comes from `connection_class`; redis-py leaves
+    these methods unannotated, hence the `Any` parent.
+    """
+
+    def _connect(self) -> Any:
+        parent: Any = super()
         try:
             with breaker.calling():
-                return super()._connect()
+                return parent._connect()
         except pybreaker.CircuitBreakerError:
             raise redis.exceptions.ConnectionError("Redis circuit breaker open") from None
 
-    def read_response(self, *args, **kwargs):
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        parent: Any = super()
         try:
             with breaker.calling():
-                return super().read_response(*args, **kwargs)
+                return parent.read_response(*args, **kwargs)
         except pybreaker.CircuitBreakerError:
-            self.disconnect()  # its reply may still come
+            parent.disconnect()  # its reply may still come
             raise redis.exceptions.ConnectionError("Redis circuit breaker open") from None
 
 
 @functools.cache
 def connection_class(url: str) -> type[redis.connection.AbstractConnection]:
     """The connection class redis-py would use for `url` (TCP, TLS, socket), behind `breaker`."""
-    base = parse_url(url).get("connection_class", redis.Connection)
+    # redis-py leaves parse_url unannotated.
+    options = parse_url(url)  # type: ignore[no-untyped-call]
+    base = options.get("connection_class", redis.Connection)
     return type(f"Guarded{base.__name__}", (_Guarded, base), {})
 
 
-class ConnectionFactory(DjangoRedisConnectionFactory):
+class ConnectionFactory(DjangoRedisConnectionFactory):  # type: ignore[misc]  # untyped library
     """django-redis's connection factory, its connections of `connection_class`."""
 
-    def get_connection_pool(self, params: dict[str, Any]):
-        return super().get_connection_pool(
+    def get_connection_pool(self, params: dict[str, Any]) -> redis.ConnectionPool:
+        pool: redis.ConnectionPool = super().get_connection_pool(
             {**params, "connection_class": connection_class(params["url"])}
         )
+        return pool
 
 
 def timeouts() -> dict[str, float]:

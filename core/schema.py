@@ -13,7 +13,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -41,11 +44,11 @@ BODY_ONLY = {"413", "415"}  # only routes that take a body
 KEYED_ONLY = {"401"}  # only routes that read API keys
 
 
-class ApiKeyScheme(OpenApiAuthenticationExtension):
+class ApiKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]  # untyped base
     target_class = "core.auth.ApiKeyAuthentication"
     name = "ApiKey"
 
-    def get_security_requirement(self, auto_schema):
+    def get_security_requirement(self, auto_schema: AutoSchema) -> list[dict[str, list[Any]]]:
         from .auth import HasApiKey
 
         perms = {type(p) for p in auto_schema.view.get_permissions()}
@@ -53,7 +56,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
             return [{"ApiKey": []}]
         return [{"ApiKey": []}, {}]  # a key is optional: anonymous clients are served too
 
-    def get_security_definition(self, auto_schema):
+    def get_security_definition(self, auto_schema: AutoSchema) -> dict[str, str]:
         return {
             "type": "http",
             "scheme": "bearer",
@@ -62,35 +65,39 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
         }
 
 
-def add_common_responses(result, **_hook_kwargs):
+def add_common_responses(result: dict[str, Any], **_hook_kwargs: Any) -> dict[str, Any]:
     """Post-processing hook: the plumbing's error responses on every operation (see module doc)."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR_SCHEMA)
     ref = {"$ref": "#/components/schemas/Error"}
     for methods in result.get("paths", {}).values():
         for operation in methods.values():
-            responses = operation.setdefault("responses", {})
-            # No authenticator at all (the public reads): say so, rather than say nothing.
-            security = operation.setdefault("security", [{}])
-            unique = []
-            for item in security:
-                if item not in unique:
-                    unique.append(item)
-            operation["security"] = security = unique
-            keyed = any("ApiKey" in item for item in security)
-            for status, (description, headers) in COMMON.items():
-                if status in BODY_ONLY and "requestBody" not in operation:
-                    continue
-                if status in KEYED_ONLY and not keyed:
-                    continue
-                entry = responses.setdefault(status, {"description": description})
-                content = entry.setdefault("content", {})
-                content.setdefault("application/json", {"schema": ref})
-                for media in content.values():
-                    media.setdefault("schema", ref)
-                if headers:
-                    entry.setdefault("headers", {}).update(headers)
-            for status, entry in responses.items():
-                if int(status) >= 400 and not entry.get("content"):
-                    entry["content"] = {"application/json": {"schema": ref}}
+            _add_to_operation(operation, ref)
     return result
+
+
+def _add_to_operation(operation: dict[str, Any], ref: dict[str, str]) -> None:
+    responses = operation.setdefault("responses", {})
+    # No authenticator at all (the public reads): say so, rather than say nothing.
+    security = operation.setdefault("security", [{}])
+    unique: list[dict[str, Any]] = []
+    for item in security:
+        if item not in unique:
+            unique.append(item)
+    operation["security"] = unique
+    keyed = any("ApiKey" in item for item in unique)
+    for status, (description, headers) in COMMON.items():
+        if status in BODY_ONLY and "requestBody" not in operation:
+            continue
+        if status in KEYED_ONLY and not keyed:
+            continue
+        entry = responses.setdefault(status, {"description": description})
+        content = entry.setdefault("content", {})
+        content.setdefault("application/json", {"schema": ref})
+        for media in content.values():
+            media.setdefault("schema", ref)
+        if headers:
+            entry.setdefault("headers", {}).update(headers)
+    for status, entry in responses.items():
+        if int(status) >= 400 and not entry.get("content"):
+            entry["content"] = {"application/json": {"schema": ref}}

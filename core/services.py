@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from .auth import forget_client, hash_key, new_key
@@ -9,7 +10,10 @@ from .models import ApiClient
 
 
 def issue_api_key(
-    *, name: str, created_by=None, rate_limit_per_minute: int | None = None
+    *,
+    name: str,
+    created_by: User | None = None,
+    rate_limit_per_minute: int | None = None,
 ) -> tuple[ApiClient, str]:
     """Create a client and return it with its key. The key is not stored and cannot be shown again."""
     key, prefix = new_key()

@@ -18,6 +18,7 @@ import hashlib
 import re
 import time
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from limits import RateLimitItem, RateLimitItemPerSecond
@@ -28,6 +29,10 @@ from rest_framework.throttling import BaseThrottle
 from .client_ip import client_ip
 from .models import ApiClient
 from .redis_client import REDIS_ERRORS, key_prefix, shared_redis
+
+if TYPE_CHECKING:  # DRF loads this module while rest_framework.views is half imported
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 _UNITS = {
     "s": 1,
@@ -96,10 +101,10 @@ class _Throttle(BaseThrottle):
     rate_name = ""
     _wait: float | None = None
 
-    def identity(self, request) -> str | None:
+    def identity(self, request: Request) -> str | None:
         raise NotImplementedError
 
-    def allow_request(self, request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         if isinstance(request.auth, ApiClient):
             return True
         ident = self.identity(request)
@@ -113,12 +118,12 @@ class _Throttle(BaseThrottle):
 
 
 class _IpThrottle(_Throttle):
-    def identity(self, request) -> str | None:
+    def identity(self, request: Request) -> str | None:
         return client_ip(request)
 
 
 class _UserThrottle(_Throttle):
-    def identity(self, request) -> str | None:
+    def identity(self, request: Request) -> str | None:
         data = request.data
         user_id = data.get("userId") or data.get("user_id") if isinstance(data, dict) else None
         if not isinstance(user_id, str) or not user_id or not valid_text(user_id):
@@ -170,7 +175,7 @@ class ApiKeyThrottle(BaseThrottle):
 
     _wait: float | None = None
 
-    def allow_request(self, request, view) -> bool:
+    def allow_request(self, request: Request, view: APIView) -> bool:
         client = request.auth
         if not isinstance(client, ApiClient) or not client.rate_limit_per_minute:
             return True

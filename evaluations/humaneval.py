@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.codearena import greedy_pass_at_1, mean_pass_at_k
+from analysis.pass_at_k import greedy_pass_at_1, mean_pass_at_k
 
 from .calls import ChatFn, Messages, call, map_items
 from .pyparse import parse

@@ -16,7 +16,7 @@ A request is built exactly as ``/create_pair`` builds one (``serving.services.cr
 ``prompts`` is any object with those two functions, i.e. the module ``serving.prompts``.
 That module imports Django models (through ``serving.providers``), so this pure module cannot
 import it; `CHAT_PROMPTS` is the Django-free equivalent for chat models, calling the same
-``analysis.fim`` functions ``serving.prompts`` calls (``build_chat_prompt``,
+``analysis.fim`` and ``analysis.fim_cleanup`` functions ``serving.prompts`` calls (``build_chat_prompt``,
 ``clean_chat_completion`` with the default stop words); native FiM models need
 ``serving.prompts`` itself. ``max_lines`` defaults to no limit: the hole's length is the
 benchmark's, and a line cap would count as a formatting failure what is only a cut.
@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from analysis.codearena import greedy_pass_at_1
-from analysis.fim import STOP_WORDS, build_chat_prompt, clean_chat_completion, trim_context
+from analysis.fim import STOP_WORDS, build_chat_prompt, trim_context
+from analysis.fim_cleanup import clean_chat_completion
+from analysis.pass_at_k import greedy_pass_at_1
 
 from .calls import call, map_items
 from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python

@@ -1,7 +1,7 @@
 """A finished run's headline score and summary, from its stored items.
 
 The same reports as the pure suites compute (``infilling.report``, ``judge_stats.summarize``,
-``analysis.codearena.greedy_pass_at_1``), rebuilt from the items' stored outcomes, issues
+``analysis.pass_at_k.greedy_pass_at_1``), rebuilt from the items' stored outcomes, issues
 and verdicts; rates in % (``None`` where undefined), intervals as ``[value, low, high]``.
 """
 
@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from analysis.codearena import Verdict, greedy_pass_at_1
+from analysis.codearena import Verdict
+from analysis.pass_at_k import greedy_pass_at_1
 
 from . import infilling as inf
 from . import judge as jd

@@ -29,7 +29,7 @@ from .votes import CodeIn, CompletionIn, VoteIn
 _id: dict[str, Any] = {"max_length": 128}
 
 
-def _pair_items(items: list[dict], field: str) -> list[dict]:
+def _pair_items(items: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
     """Two items of different models, ordered by `pairIndex` when both carry it (0 = top)."""
     if len(items) != 2:
         raise serializers.ValidationError(
@@ -54,14 +54,14 @@ def _pair_items(items: list[dict], field: str) -> list[dict]:
     return items
 
 
-def _chars(item: dict, text_key: str, length_key: str) -> int | None:
+def _chars(item: dict[str, Any], text_key: str, length_key: str) -> int | None:
     text = item.get(text_key) or ""
     if text:
         return len(text)
     return item.get(length_key)
 
 
-class CompletionItemSerializer(serializers.Serializer):
+class CompletionItemSerializer(serializers.Serializer[Any]):
     completionId = IdentifierField(**_id)
     model = ModelKeyField()
     userId = IdentifierField(max_length=256, required=False)
@@ -79,7 +79,7 @@ class CompletionItemSerializer(serializers.Serializer):
     suffix_length = StrictIntegerField(required=False, min_value=0, max_value=MAX_CHARS_COUNT)
 
 
-class EditItemSerializer(serializers.Serializer):
+class EditItemSerializer(serializers.Serializer[Any]):
     responseId = IdentifierField(**_id)
     model = ModelKeyField()
     userId = IdentifierField(max_length=256, required=False)
@@ -95,7 +95,7 @@ class EditItemSerializer(serializers.Serializer):
     language = StrictCharField(max_length=64, required=False, allow_blank=True)
 
 
-class _OutcomeBase(serializers.Serializer):
+class _OutcomeBase(serializers.Serializer[Any]):
     pairId = IdentifierField(**_id)
     userId = IdentifierField(max_length=256)
     version = StrictCharField(max_length=64, allow_blank=True)
@@ -107,12 +107,30 @@ class _OutcomeBase(serializers.Serializer):
     username = StrictCharField(max_length=256, required=False, allow_blank=True)
 
     @classmethod
-    def vote_from(cls, d: dict) -> VoteIn:
+    def vote_from(cls, d: dict[str, Any]) -> VoteIn:
         """The vote of validated data (`validated_data`, or ingest.validation's result)."""
         raise NotImplementedError
 
 
-def _latency_ms(item: dict) -> float | None:
+def _extension_vote(
+    d: dict[str, Any], top: dict[str, Any], bottom: dict[str, Any], **route: Any
+) -> VoteIn:
+    """The vote of an extension route: what both routes read alike, plus ``route``'s own."""
+    return VoteIn(
+        pair_id=d["pairId"],
+        user_id=d["userId"],
+        model_a_id=top["model"].id,
+        model_b_id=bottom["model"].id,
+        privacy=d["privacy"],
+        source=BattleSource.EXTENSION,
+        latency_a_ms=_latency_ms(top),
+        latency_b_ms=_latency_ms(bottom),
+        client_version=d["version"],
+        **route,
+    )
+
+
+def _latency_ms(item: dict[str, Any]) -> float | None:
     return None if item.get("latency") is None else item["latency"] * 1000.0
 
 
@@ -122,28 +140,22 @@ class CompletionOutcomeSerializer(_OutcomeBase):
     acceptedIndex = StrictIntegerField(min_value=0, max_value=1)
     completionItems = CompletionItemSerializer(many=True, allow_empty=False)
 
-    def validate(self, attrs: dict) -> dict:
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs["completionItems"] = _pair_items(attrs["completionItems"], "completionItems")
         return attrs
 
     @classmethod
-    def vote_from(cls, d: dict) -> VoteIn:
+    def vote_from(cls, d: dict[str, Any]) -> VoteIn:
         top, bottom = d["completionItems"]
-        return VoteIn(
-            pair_id=d["pairId"],
-            user_id=d["userId"],
-            model_a_id=top["model"].id,
-            model_b_id=bottom["model"].id,
+        return _extension_vote(
+            d,
+            top,
+            bottom,
             outcome=Outcome.A if d["acceptedIndex"] == 0 else Outcome.B,
             kind=BattleKind.COMPLETION,
-            privacy=d["privacy"],
-            source=BattleSource.EXTENSION,
             file_type=d["fileType"],
-            latency_a_ms=_latency_ms(top),
-            latency_b_ms=_latency_ms(bottom),
             prefix_chars=_chars(top, "prefix", "prefix_length"),
             suffix_chars=_chars(top, "suffix", "suffix_length"),
-            client_version=d["version"],
             code=CodeIn(
                 prefix=top["prefix"],
                 suffix=top["suffix"],
@@ -167,29 +179,23 @@ class EditOutcomeSerializer(_OutcomeBase):
             )
         return value
 
-    def validate(self, attrs: dict) -> dict:
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs["responseItems"] = _pair_items(attrs["responseItems"], "responseItems")
         return attrs
 
     @classmethod
-    def vote_from(cls, d: dict) -> VoteIn:
+    def vote_from(cls, d: dict[str, Any]) -> VoteIn:
         top, bottom = d["responseItems"]
         outcome = {0: Outcome.A, 1: Outcome.B, -2: Outcome.BOTH_BAD}[d["acceptedIndex"]]
-        return VoteIn(
-            pair_id=d["pairId"],
-            user_id=d["userId"],
-            model_a_id=top["model"].id,
-            model_b_id=bottom["model"].id,
+        return _extension_vote(
+            d,
+            top,
+            bottom,
             outcome=outcome,
             kind=BattleKind.EDIT,
-            privacy=d["privacy"],
-            source=BattleSource.EXTENSION,
             file_type=d["fileType"] or top.get("language", ""),
-            latency_a_ms=_latency_ms(top),
-            latency_b_ms=_latency_ms(bottom),
             prefix_chars=len(top["prefix"]) or None,
             suffix_chars=len(top["suffix"]) or None,
-            client_version=d["version"],
             code=CodeIn(
                 prefix=top["prefix"],
                 suffix=top["suffix"],
@@ -214,7 +220,7 @@ class AddCompletionSerializer(CompletionItemSerializer):
     pairId = IdentifierField(required=False, allow_blank=True, **_id)
 
     @staticmethod
-    def completion_from(d: dict) -> CompletionIn:
+    def completion_from(d: dict[str, Any]) -> CompletionIn:
         return CompletionIn(
             completion_id=d["completionId"],
             model_id=d["model"].id,
@@ -243,5 +249,5 @@ class SingleOutcomeSerializer(CompletionItemSerializer):
     privacy = serializers.ChoiceField(choices=Privacy.values, default=Privacy.PRIVATE)
 
 
-class UserIdSerializer(serializers.Serializer):
+class UserIdSerializer(serializers.Serializer[Any]):
     userId = IdentifierField(max_length=256)

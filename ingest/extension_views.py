@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalogue.selectors import listed_model_keys
+from core.auth import request_client
 from core.client_ip import client_ip
 from core.throttles import COMPLETION_LOG_THROTTLES, READ_THROTTLES
 
@@ -36,10 +39,12 @@ SUCCESS = inline_serializer("ExtensionSuccess", {"status": serializers.CharField
 class _OutcomeView(VoteView):
     serializer_class: type[CompletionOutcomeSerializer | EditOutcomeSerializer]
 
-    def put(self, request):
+    def put(self, request: Request) -> Response:
         data = validator_for(self.serializer_class).validate(request.data)
         result = record_battle(
-            vote=self.serializer_class.vote_from(data), client=request.auth, ip=client_ip(request)
+            vote=self.serializer_class.vote_from(data),
+            client=request_client(request),
+            ip=client_ip(request),
         )
         self.votes = {"stored": 1} if result.created else {"duplicate": 1}
         return Response({"status": "success", "created": result.created})
@@ -73,7 +78,7 @@ class AddCompletionView(VoteView):
         responses={200: SUCCESS, **ERRORS},
         summary="Extension: a completion was shown",
     )
-    def put(self, request):
+    def put(self, request: Request) -> Response:
         data = validator_for(AddCompletionSerializer).validate(request.data)
         created = record_completion(completion=AddCompletionSerializer.completion_from(data))
         return Response({"status": "success", "created": created})
@@ -85,7 +90,7 @@ class SingleOutcomeView(VoteView):
         responses={200: SUCCESS, **ERRORS},
         summary="Extension: the only completion shown was accepted",
     )
-    def put(self, request):
+    def put(self, request: Request) -> Response:
         d = validator_for(SingleOutcomeSerializer).validate(request.data)
         created = record_single_outcome(
             completion=CompletionIn(
@@ -102,7 +107,7 @@ class SingleOutcomeView(VoteView):
 
 
 class ListModelsView(APIView):
-    permission_classes: list = []
+    permission_classes: list[type[BasePermission]] = []
     throttle_classes = READ_THROTTLES
 
     @extend_schema(
@@ -113,12 +118,12 @@ class ListModelsView(APIView):
         },
         summary="Extension: model keys this server knows (public and private models)",
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response({"models": listed_model_keys()})
 
 
 class UserVoteCountView(APIView):
-    permission_classes: list = []
+    permission_classes: list[type[BasePermission]] = []
     throttle_classes = READ_THROTTLES
 
     @extend_schema(
@@ -129,7 +134,7 @@ class UserVoteCountView(APIView):
         },
         summary="Extension: how many votes this user has cast",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         serializer = UserIdSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user_hash = pseudonymise_user(serializer.validated_data["userId"])

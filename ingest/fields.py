@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 
 from core.fields import CodeTextField, FiniteFloatField
 
 
-def code_field(*, field: type[CodeTextField] = CodeTextField, **kwargs) -> CodeTextField:
+def code_field(*, field: type[CodeTextField] = CodeTextField, **kwargs: Any) -> CodeTextField:
     """Code text: never trimmed, bounded, optional, NULs dropped. Kept only under Research privacy."""
     return field(required=False, max_length=settings.ARENA_MAX_CODE_CHARS, default="", **kwargs)
 

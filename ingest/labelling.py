@@ -17,7 +17,7 @@ import logging
 import traceback
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from analysis.labels import context_length, natural_language, programming_language, task_type
 from core.metrics import LABELLER_FAILURES
@@ -66,7 +66,7 @@ def _version(failed: set[str]) -> str:
     return ".".join(f"{tag}{'x' if name in failed else v}" for tag, name, v in parts)
 
 
-def _columns(*, file_type: str, prefix: str, suffix: str, has_context: bool) -> dict:
+def _columns(*, file_type: str, prefix: str, suffix: str, has_context: bool) -> dict[str, Any]:
     failed: set[str] = set()
     # Looked up on the modules at each call, so a replaced labeller (tests, a plug-in
     # task classifier) is the one guarded.
@@ -102,7 +102,7 @@ def _columns(*, file_type: str, prefix: str, suffix: str, has_context: bool) -> 
 
 
 @lru_cache(maxsize=256)
-def _columns_without_code(file_type: str) -> dict:
+def _columns_without_code(file_type: str) -> dict[str, Any]:
     # Without a prefix or suffix the labels depend on the file type alone (most batch and
     # extension posts that send lengths only, every Private vote without code), so the
     # classifiers need not run again for each vote. Bounded: file types are few, and an
@@ -110,13 +110,13 @@ def _columns_without_code(file_type: str) -> dict:
     return _columns(file_type=file_type, prefix="", suffix="", has_context=False)
 
 
-def label_columns(*, file_type: str, prefix: str, suffix: str) -> dict:
+def label_columns(*, file_type: str, prefix: str, suffix: str) -> dict[str, Any]:
     """Battle columns (`LABEL_COLUMNS`) holding the slice labels of this context."""
     if not (prefix or suffix):
         return dict(_columns_without_code(file_type))  # a copy: callers may change it
     return _columns(file_type=file_type, prefix=prefix, suffix=suffix, has_context=True)
 
 
-def label_fields(vote: VoteIn) -> dict:
+def label_fields(vote: VoteIn) -> dict[str, Any]:
     """The label columns of `vote` (works for every privacy level)."""
     return label_columns(file_type=vote.file_type, prefix=vote.code.prefix, suffix=vote.code.suffix)

@@ -23,6 +23,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -62,11 +63,11 @@ def stale_battles() -> QuerySet[Battle]:
     return Battle.objects.filter(with_code | without_code)
 
 
-def _labels_from_code(battle: Battle, code: CodeContext) -> dict:
+def _labels_from_code(battle: Battle, code: CodeContext) -> dict[str, Any]:
     return label_columns(file_type=battle.file_type, prefix=code.prefix, suffix=code.suffix)
 
 
-def _labels_from_file_type(battle: Battle) -> dict:
+def _labels_from_file_type(battle: Battle) -> dict[str, Any]:
     return {
         "language": normalize_language(battle.file_type),
         "labeler_version": file_type_version(battle.labeler_version),

@@ -12,18 +12,21 @@ names on every schema request (a non-JSON line in the web log).
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import DatabaseError
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 
 from catalogue.selectors import catalogue
 
 
-class ModelKeySchema(OpenApiSerializerFieldExtension):
+class ModelKeySchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]  # untyped base
     target_class = "catalogue.fields.ModelKeyField"
 
-    def map_serializer_field(self, auto_schema, direction):
-        schema = {
+    def map_serializer_field(self, auto_schema: AutoSchema, direction: str) -> dict[str, str]:
+        schema: dict[str, Any] = {
             "type": "string",
             "description": "A model key or alias from the catalogue (see /list_models).",
         }
@@ -33,7 +36,7 @@ class ModelKeySchema(OpenApiSerializerFieldExtension):
             keys = []
         if keys:
             schema["enum"] = keys
-        component = ResolvedComponent(
+        component = ResolvedComponent(  # type: ignore[no-untyped-call]  # untyped library
             name="ModelKey", type=ResolvedComponent.SCHEMA, object="ModelKey", schema=schema
         )
         auto_schema.registry.register_on_missing(component)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+
 from .models import Battle, BattleKind
 
 
-def counted_votes(*, user_hash: str):
+def counted_votes(*, user_hash: str) -> QuerySet[Battle]:
     """The user's votes that count on the board: completion battles, not excluded.
 
     Edit battles have a board of their own slice, and excluded votes count nowhere; this is

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from catalogue.fields import ModelKeyField
@@ -20,7 +22,7 @@ OUTCOME_NAMES = {
 MAX_CHARS_COUNT = 100_000_000
 
 
-def check_distinct(attrs: dict, a: str, b: str) -> None:
+def check_distinct(attrs: dict[str, Any], a: str, b: str) -> None:
     if attrs[a].id == attrs[b].id:
         raise serializers.ValidationError(
             {b: [f"Must be a different model from {a} (both are '{attrs[a].key}')."]},
@@ -28,7 +30,7 @@ def check_distinct(attrs: dict, a: str, b: str) -> None:
         )
 
 
-class BattleSerializer(serializers.Serializer):
+class BattleSerializer(serializers.Serializer[Any]):
     """One vote. `model_a` is the completion shown on top, `model_b` the bottom one."""
 
     pair_id = IdentifierField(max_length=128)
@@ -64,12 +66,12 @@ class BattleSerializer(serializers.Serializer):
     user_input = code_field(help_text="Edit battles; stored only when privacy is Research.")
     repo_url = StrictCharField(max_length=2048, required=False, allow_blank=True, default="")
 
-    def validate(self, attrs: dict) -> dict:
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         check_distinct(attrs, "model_a", "model_b")
         return attrs
 
     @staticmethod
-    def vote_from(d: dict, *, source: str = BattleSource.API) -> VoteIn:
+    def vote_from(d: dict[str, Any], *, source: str = BattleSource.API) -> VoteIn:
         """The vote of validated data (`validated_data`, or ingest.validation's result)."""
         prefix, suffix = d["prefix"], d["suffix"]
         return VoteIn(
@@ -105,18 +107,18 @@ class BattleSerializer(serializers.Serializer):
         )
 
 
-class BattleBatchSerializer(serializers.Serializer):
+class BattleBatchSerializer(serializers.Serializer[Any]):
     """Schema of a batch; items are validated one by one so errors carry their index."""
 
     battles = BattleSerializer(many=True)
 
 
-class BattleCreatedSerializer(serializers.Serializer):
+class BattleCreatedSerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=["created", "duplicate"])
     pair_id = StrictCharField()
     battle_id = serializers.IntegerField()
 
 
-class BatchResultSerializer(serializers.Serializer):
+class BatchResultSerializer(serializers.Serializer[Any]):
     created = serializers.IntegerField()
     duplicates = serializers.IntegerField()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -13,7 +14,7 @@ from core.models import ApiClient
 from . import rows as battle_rows
 from .models import Battle, CodeContext
 from .pseudonyms import pseudonymise_ip
-from .rows import battle_row, copy_rows, insert_one, stored_hashes
+from .rows import Row, battle_row, copy_rows, insert_one, stored_hashes
 from .triggers import votes_arrived
 from .votes import VoteIn
 
@@ -30,7 +31,7 @@ class PairConflict(Conflict):
 class BatchRejected(ApplicationError):
     """A batch had item errors; nothing of it was stored."""
 
-    def __init__(self, errors: dict[int, dict], *, conflict: bool):
+    def __init__(self, errors: dict[int, dict[str, Any]], *, conflict: bool) -> None:
         fields = flatten_errors({"battles": {str(i): e for i, e in sorted(errors.items())}})
         super().__init__("Nothing was stored. " + summary(fields), fields=fields)
         self.status = 409 if conflict else 400
@@ -109,8 +110,8 @@ def record_battles(
     raise AssertionError("unreachable")
 
 
-def _insert_batch(rows: list[dict], codes: list[CodeContext | None]) -> BatchResult:
-    errors: dict[int, dict] = {}
+def _insert_batch(rows: list[Row], codes: list[CodeContext | None]) -> BatchResult:
+    errors: dict[int, dict[str, Any]] = {}
     first_seen: dict[str, tuple[int, str]] = {}
     fresh: list[int] = []
     for i, row in enumerate(rows):

@@ -30,7 +30,7 @@ from catalogue.models import ArenaModel
 from catalogue.services import seed_demo_catalogue
 
 from .models import Battle, BattleKind, BattleSource, Outcome, Privacy
-from .rows import ROW_DEFAULTS, content_hash, copy_rows
+from .rows import ROW_DEFAULTS, Row, content_hash, copy_rows
 
 LANGUAGES = {
     "python": 0.49,
@@ -92,27 +92,26 @@ def _choice(rng: np.random.Generator, table: dict[str, float], n: int) -> np.nda
     return keys[rng.choice(len(keys), size=n, p=p / p.sum())]
 
 
-def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    keys = list(PUBLISHED_STRENGTHS)
-    base = np.array([PUBLISHED_STRENGTHS[k] for k in keys])
-    small = np.array([k in SMALL_MODELS for k in keys])
-    task = _choice(rng, TASK_TYPES, n)
-    bucket = _choice(rng, CONTEXT_BUCKETS, n)
-    edit = rng.random(n) < EDIT_SHARE
+def _battles(
+    rng: np.random.Generator,
+    hard_ratings: np.ndarray,
+    ratings: np.ndarray,
+    hard: np.ndarray,
+    edit: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top model, bottom model and outcome of each battle: one Bradley-Terry draw per
+    (penalised?, edit?) cell, since ratings differ by cell, not per battle."""
+    n = len(hard)
     a = np.empty(n, dtype=np.int64)
     b = np.empty(n, dtype=np.int64)
     outcome = np.empty(n, dtype=np.int64)
-    # One BT draw per (penalised?, edit?) cell: ratings differ by cell, not per battle.
-    hard = np.isin(task, ["frontend", "backend"]) | np.isin(bucket, ["4-16k", ">16k"])
     for is_hard in (False, True):
         for is_edit in (False, True):
             idx = np.flatnonzero((hard == is_hard) & (edit == is_edit))
             if idx.size == 0:
                 continue
-            ratings = base - (SMALL_MODEL_PENALTY * small if is_hard else 0.0)
             sim = simulate_battles(
-                ratings,
+                hard_ratings if is_hard else ratings,
                 idx.size,
                 tie_rate=EDIT_BOTH_BAD_RATE if is_edit else 0.0,
                 top_slot_p=TOP_SLOT_P,
@@ -121,6 +120,19 @@ def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
             a[idx], b[idx] = sim.a, sim.b
             outcome[idx] = sim.outcome  # OUTCOME_A/B/TIE = 0/1/2
     outcome[outcome == 2] = Outcome.BOTH_BAD  # the only "tie" the extension has
+    return a, b, outcome
+
+
+def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    keys = list(PUBLISHED_STRENGTHS)
+    base = np.array([PUBLISHED_STRENGTHS[k] for k in keys])
+    small = np.array([k in SMALL_MODELS for k in keys])
+    task = _choice(rng, TASK_TYPES, n)
+    bucket = _choice(rng, CONTEXT_BUCKETS, n)
+    edit = rng.random(n) < EDIT_SHARE
+    hard = np.isin(task, ["frontend", "backend"]) | np.isin(bucket, ["4-16k", ">16k"])
+    a, b, outcome = _battles(rng, base - SMALL_MODEL_PENALTY * small, base, hard, edit)
     lo = np.array([BUCKET_TOKENS[x][0] for x in bucket])
     hi = np.array([BUCKET_TOKENS[x][1] for x in bucket])
     tokens = rng.integers(lo, hi + 1)
@@ -159,7 +171,7 @@ def _draw(n: int, seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iterator[dict]:
+def _rows(d: dict[str, np.ndarray], model_ids: dict[str, int], run: str) -> Iterator[Row]:
     ids = np.array([model_ids[k] for k in d["keys"]])
     ma, mb = ids[d["a"]].tolist(), ids[d["b"]].tolist()
     now = timezone.now()
@@ -208,7 +220,7 @@ def simulate(
     *,
     battles: int,
     seed: int,
-    progress: Callable[[Iterator[dict], int], Iterable[dict]] = lambda rows, _total: rows,
+    progress: Callable[[Iterator[Row], int], Iterable[Row]] = lambda rows, _total: rows,
 ) -> SimulationResult:
     """Write `battles` simulated battles; returns counts and time taken. `progress` wraps
     the rows as they are written (given their total), for a progress bar."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict
+from typing import Any
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
@@ -23,7 +24,7 @@ RELABEL_LOCK_SECONDS = 6 * 3600
     retry_backoff_max=300,
     max_retries=5,
 )
-def relabel_battles(chunk_size: int = 500, recompute: bool = True) -> dict | None:
+def relabel_battles(chunk_size: int = 500, recompute: bool = True) -> dict[str, Any] | None:
     """Relabel battles whose labeler_version is stale (see ingest.relabel), in chunks.
 
     Returns the report as a dict, or None when another run holds the lock. When any label

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
@@ -80,7 +80,7 @@ class ImportReport:
     added_models: list[str] = field(default_factory=list)  # ... created (add_unknown_models)
 
 
-def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict]]:
+def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Copilot Arena sample rows as native battle dicts. model_a is the top completion. The
     release layout has no user column: its battles are stored without a user (a `user_id`
     column, where a file has one, is taken)."""
@@ -119,7 +119,7 @@ def _csv_rows(stream: IO[str]) -> Iterator[tuple[int, dict]]:
         line = reader.line_num
 
 
-def _jsonl_rows(stream: IO[str]) -> Iterator[tuple[int, dict | str]]:
+def _jsonl_rows(stream: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
     for number, text in enumerate(stream, start=1):
         if not text.strip():
             continue
@@ -129,7 +129,7 @@ def _jsonl_rows(stream: IO[str]) -> Iterator[tuple[int, dict | str]]:
             yield number, f"not valid JSON: {exc.msg} at column {exc.colno}"
 
 
-def _parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
+def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow.parquet as pq  # only for Parquet files (a large import)
 
     number = 0
@@ -172,14 +172,14 @@ def _texts(value: object) -> list[str]:
     return [str(v) for v in value if v is not None] if isinstance(value, list) else []
 
 
-def _winner(row: dict) -> str | None:
+def _winner(row: dict[str, Any]) -> str | None:
     if "winner" in row:
         return WINNERS.get(str(row["winner"]).strip())
     chosen = [k for k in ("model_a", "model_b", "tie") if row.get(f"winner_{k}") in (1, True)]
     return chosen[0] if len(chosen) == 1 else None
 
 
-def _timestamp(row: dict) -> str | None:
+def _timestamp(row: dict[str, Any]) -> str | None:
     value = row.get("tstamp", row.get("timestamp"))
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(float(value), tz=UTC).isoformat()
@@ -188,7 +188,7 @@ def _timestamp(row: dict) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _pair_id(row: dict) -> object:
+def _pair_id(row: dict[str, Any]) -> object:
     """This project's release id as it is; LMArena rows an id derived from theirs (or from
     the whole row where a layout has none), so a re-import finds them as duplicates."""
     if "kind" in row and isinstance(row.get("id"), str):
@@ -198,7 +198,7 @@ def _pair_id(row: dict) -> object:
     return "ext-" + hashlib.sha256(json.dumps(basis, default=str).encode()).hexdigest()[:40]
 
 
-def release_row(row: dict) -> dict | str:
+def release_row(row: dict[str, Any]) -> dict[str, Any] | str:
     """A row of a release layout (this project's, or one of LMArena's) as a native battle dict."""
     winner = _winner(row)
     if winner is None:
@@ -222,7 +222,7 @@ def release_row(row: dict) -> dict | str:
     return native
 
 
-def _conversation(row: dict) -> dict:
+def _conversation(row: dict[str, Any]) -> dict[str, Any]:
     """An LMArena battle's texts as a vote's context (kept in memory only: Private): the
     user's turns as the prefix, each side's answers as its completion, cut to the code
     limit (the lengths then count what was kept)."""
@@ -241,7 +241,7 @@ def _conversation(row: dict) -> dict:
     }
 
 
-def _to_vote(item: dict | str, source: str) -> VoteIn | str:
+def _to_vote(item: dict[str, Any] | str, source: str) -> VoteIn | str:
     if isinstance(item, str):
         return item
     if not isinstance(item, dict):
@@ -267,7 +267,7 @@ def _to_vote(item: dict | str, source: str) -> VoteIn | str:
     return replace(vote, user_hash=user_hash or "", received_at=received_at)
 
 
-def _unknown_keys(item: dict | str) -> list[str]:
+def _unknown_keys(item: dict[str, Any] | str) -> list[str]:
     if not isinstance(item, dict):
         return []
     keys = [item.get("model_a"), item.get("model_b")]
@@ -277,7 +277,7 @@ def _unknown_keys(item: dict | str) -> list[str]:
 def import_battles(
     path: Path,
     *,
-    progress: Callable[[Iterable], Iterable] = lambda rows: rows,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] = lambda rows: rows,
     add_unknown_models: bool = False,
 ) -> ImportReport:
     """Import a `.csv` (Copilot Arena sample), `.jsonl` (our export, or a release layout) or
@@ -298,7 +298,7 @@ def import_battles(
     opener = gzip.open if compressed else open
     with opener(path, "rt", encoding="utf-8", newline="") as stream:
         if suffix == ".csv":
-            rows: Iterable = _csv_rows(stream)
+            rows: Iterable[tuple[int, Any]] = _csv_rows(stream)
         elif suffix == ".parquet":
             rows = _parquet_rows(path)
         else:
@@ -344,7 +344,9 @@ def _store(chunk: list[tuple[int, VoteIn]], report: ImportReport) -> None:
         return
 
 
-def export_rows(*, include_code: bool = False, sources: list[str] | None = None) -> Iterator[dict]:
+def export_rows(
+    *, include_code: bool = False, sources: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Battles as dicts of the JSONL export format (pseudonymised users, model keys)."""
     keys = dict(ArenaModel.objects.values_list("id", "key"))
     qs = Battle.objects.order_by("id")

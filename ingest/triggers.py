@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
+from celery import Task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import close_old_connections
@@ -34,11 +36,11 @@ PENDING_MARGIN_SECONDS = 60
 RECOMPUTE_TASK = "leaderboard.tasks.recompute_leaderboard"
 
 
-def recompute_task():
+def recompute_task() -> Task[Any, Any]:
     """The leaderboard's recompute task, looked up by name in the Celery app.
 
     Registered in every process, web ones too: arena_site's ready() imports every app's
-    tasks module (tests/ops/test_task_discovery.py).
+    tasks module (tests/arena_site/test_apps.py).
     """
     from celery import current_app
 

@@ -12,7 +12,8 @@ else (a missing required field, a wrong type, a value out of bounds, an unknown 
 failing `validate`) it gives up and `validate()` runs the serializer itself, so every
 error message and field path is the serializer's own. Field types it does not know make
 the whole serializer fall back to DRF, so a new field cannot be skipped silently.
-tests/ingest/test_fast_validation.py checks the two agree on many valid and invalid bodies.
+tests/ingest/test_validation.py checks the two agree on many valid and invalid bodies.
+One compiler with a check per field kind, kept together (longer than most modules).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NoReturn
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import (
@@ -62,11 +63,11 @@ class _Slow(Exception):
 Check = Callable[[Any], Any]
 
 
-def _unsupported(field) -> None:
+def _unsupported(field: Any) -> NoReturn:
     raise TypeError(f"no fast check for {type(field).__name__} {field.field_name!r}")
 
 
-def _limits(field, allowed: tuple[type, ...]) -> None:
+def _limits(field: serializers.Field[Any, Any, Any, Any], allowed: tuple[type, ...]) -> None:
     """The field's validators must be exactly the ones its attributes describe."""
     expected = {
         MaxLengthValidator: getattr(field, "max_length", None),
@@ -74,7 +75,8 @@ def _limits(field, allowed: tuple[type, ...]) -> None:
         MaxValueValidator: getattr(field, "max_value", None),
         MinValueValidator: getattr(field, "min_value", None),
     }
-    for v in field.validators:
+    validators: list[Any] = list(field.validators)
+    for v in validators:
         if type(v) not in allowed:
             _unsupported(field)
         if type(v) in expected and v.limit_value != expected[type(v)]:
@@ -94,7 +96,7 @@ def _text(field: serializers.CharField, *, strip_nul: bool = False) -> Check:
     trim, allow_blank = field.trim_whitespace, field.allow_blank
     max_length, min_length = field.max_length, field.min_length
 
-    def check(v):
+    def check(v: Any) -> Any:
         if type(v) is not str:  # DRF also takes numbers and turns them into text
             raise _Slow
         if strip_nul and "\x00" in v:
@@ -118,7 +120,7 @@ def _text(field: serializers.CharField, *, strip_nul: bool = False) -> Check:
 def _identifier(field: IdentifierField) -> Check:
     text = _text(field)
 
-    def check(v):
+    def check(v: Any) -> Any:
         s = text(v)
         if s != s.strip():
             raise _Slow
@@ -132,7 +134,7 @@ def _identifier(field: IdentifierField) -> Check:
 def _model_key(field: ModelKeyField) -> Check:
     text = _text(field)
 
-    def check(v):
+    def check(v: Any) -> Any:
         entry = resolve_model_key(text(v))
         if entry is None:
             raise _Slow
@@ -147,7 +149,7 @@ def _choice(field: serializers.ChoiceField) -> Check:
     choices = dict(field.choice_strings_to_values)
     allow_blank = field.allow_blank
 
-    def check(v):
+    def check(v: Any) -> Any:
         if type(v) is str:
             if v in choices:
                 return choices[v]
@@ -162,7 +164,7 @@ def _float(field: FiniteFloatField) -> Check:
     _limits(field, (MaxValueValidator, MinValueValidator))
     lo, hi = field.min_value, field.max_value
 
-    def check(v):
+    def check(v: Any) -> Any:
         if type(v) is not float and type(v) is not int:  # not bool, not numeric strings
             raise _Slow
         try:
@@ -180,7 +182,7 @@ def _integer(field: StrictIntegerField) -> Check:
     _limits(field, (MaxValueValidator, MinValueValidator))
     lo, hi = field.min_value, field.max_value
 
-    def check(v):
+    def check(v: Any) -> Any:
         if type(v) is not int or not -_INT_BOUND < v < _INT_BOUND:
             raise _Slow
         if (lo is not None and v < lo) or (hi is not None and v > hi):
@@ -190,48 +192,12 @@ def _integer(field: StrictIntegerField) -> Check:
     return check
 
 
-def _many(field: serializers.ListSerializer) -> Check:
-    if field.validators or not isinstance(field.child, serializers.Serializer):
-        _unsupported(field)
-    child = _compile(cast(serializers.Serializer, field.child))
-    allow_empty = field.allow_empty
-    max_length, min_length = getattr(field, "max_length", None), getattr(field, "min_length", None)
-    own_validate = type(field).validate is not serializers.ListSerializer.validate
+def _items(
+    child: Check, *, allow_empty: bool, max_length: int | None, min_length: int | None
+) -> Check:
+    """A JSON list within the length limits, each item through `child`."""
 
-    def check(v):
-        if type(v) is not list or own_validate:
-            raise _Slow
-        n = len(v)
-        if (
-            (not allow_empty and n == 0)
-            or (max_length is not None and n > max_length)
-            or (min_length is not None and n < min_length)
-        ):
-            raise _Slow
-        return [child(item) for item in v]
-
-    return check
-
-
-def _boolean(field: serializers.BooleanField) -> Check:
-    if field.validators:
-        _unsupported(field)
-
-    def check(v):
-        if v is True or v is False:  # DRF also takes "true", 1, "off", ...: it decides those
-            return v
-        raise _Slow
-
-    return check
-
-
-def _list(field: serializers.ListField) -> Check:
-    _limits(field, (MaxLengthValidator, MinLengthValidator))
-    child = _field_check(field.child)
-    allow_empty = field.allow_empty
-    max_length, min_length = field.max_length, field.min_length
-
-    def check(v):
+    def check(v: Any) -> Any:
         if type(v) is not list:
             raise _Slow
         n = len(v)
@@ -246,34 +212,74 @@ def _list(field: serializers.ListField) -> Check:
     return check
 
 
-def _field_check(field) -> Check:
-    # Exact classes: a subclass may validate differently, so it is not assumed to be alike.
-    kind = type(field)
-    if kind is ModelKeyField:
-        return _model_key(field)
-    if kind is serializers.CharField or kind is StrictCharField:
-        return _text(field)
-    if kind is IdentifierField:
-        return _identifier(field)
-    if kind is CodeTextField or kind is PromptField:  # a prompt as a message list goes slow
-        return _text(field, strip_nul=True)
-    if kind is serializers.ChoiceField:
-        return _choice(field)
-    if kind is FiniteFloatField:
-        return _float(field)
-    if kind is StrictIntegerField:
-        return _integer(field)
-    if kind is serializers.ListSerializer:
-        return _many(field)
-    if kind is serializers.BooleanField:
-        return _boolean(field)
-    if kind is serializers.ListField:
-        return _list(field)
-    _unsupported(field)
-    raise AssertionError("unreachable")
+def _always_slow(_v: Any) -> Any:
+    raise _Slow
 
 
-def _default_of(field) -> Any:
+def _many(field: serializers.ListSerializer[Any]) -> Check:
+    if field.validators or not isinstance(field.child, serializers.Serializer):
+        _unsupported(field)
+    if type(field).validate is not serializers.ListSerializer.validate:
+        return _always_slow  # its own validate: DRF runs it
+    return _items(
+        _compile(field.child),
+        allow_empty=bool(field.allow_empty),
+        max_length=getattr(field, "max_length", None),
+        min_length=getattr(field, "min_length", None),
+    )
+
+
+def _boolean(field: serializers.BooleanField) -> Check:
+    if field.validators:
+        _unsupported(field)
+
+    def check(v: Any) -> Any:
+        if v is True or v is False:  # DRF also takes "true", 1, "off", ...: it decides those
+            return v
+        raise _Slow
+
+    return check
+
+
+def _list(field: serializers.ListField) -> Check:
+    _limits(field, (MaxLengthValidator, MinLengthValidator))
+    return _items(
+        _field_check(field.child),
+        allow_empty=field.allow_empty,
+        max_length=field.max_length,
+        min_length=field.min_length,
+    )
+
+
+def _code(field: CodeTextField) -> Check:
+    return _text(field, strip_nul=True)  # a prompt as a message list goes slow
+
+
+# Exact classes: a subclass may validate differently, so it is not assumed to be alike.
+_BUILDERS: dict[type, Callable[[Any], Check]] = {
+    ModelKeyField: _model_key,
+    serializers.CharField: _text,
+    StrictCharField: _text,
+    IdentifierField: _identifier,
+    CodeTextField: _code,
+    PromptField: _code,
+    serializers.ChoiceField: _choice,
+    FiniteFloatField: _float,
+    StrictIntegerField: _integer,
+    serializers.ListSerializer: _many,
+    serializers.BooleanField: _boolean,
+    serializers.ListField: _list,
+}
+
+
+def _field_check(field: Any) -> Check:
+    build = _BUILDERS.get(type(field))
+    if build is None:
+        _unsupported(field)
+    return build(field)
+
+
+def _default_of(field: serializers.Field[Any, Any, Any, Any]) -> Any:
     if field.default is empty:
         return _SKIP  # optional without default: left out of the validated data
     if field.default is list:
@@ -283,40 +289,55 @@ def _default_of(field) -> Any:
     return field.default
 
 
-def _compile(serializer: serializers.Serializer) -> Check:
-    """One check for a whole (bound) serializer: its fields, validate_<field>, validate."""
-    if serializer.validators:
-        _unsupported(serializer)
-    steps = []
+# One field of a compiled serializer: its name, its check, the value when it is absent
+# (_Slow: it is required; _SKIP: left out), whether null is allowed, its validate_<name>.
+_Step = tuple[str, Check, Any, bool, Callable[[Any], Any] | None]
+
+
+def _steps(serializer: serializers.Serializer[Any]) -> list[_Step]:
+    steps: list[_Step] = []
     for name, field in serializer.fields.items():
         if field.read_only:
             continue
         if field.source != name:
             _unsupported(field)
+        absent = _Slow if field.required else _default_of(field)
         steps.append(
             (
                 name,
                 _field_check(field),
-                field.required,
-                _default_of(field) if not field.required else _SKIP,
+                absent,
                 field.allow_null,
                 getattr(serializer, "validate_" + name, None),
             )
         )
+    return steps
+
+
+def _when_absent(absent: Any) -> Any:
+    """The value of a field the body leaves out (_SKIP: left out of the data too)."""
+    if absent is _Slow:
+        raise _Slow  # required
+    return [] if absent is _NEW_LIST else absent
+
+
+def _compile(serializer: serializers.Serializer[Any]) -> Check:
+    """One check for a whole (bound) serializer: its fields, validate_<field>, validate."""
+    if serializer.validators:
+        _unsupported(serializer)
+    steps = _steps(serializer)
     validate = serializer.validate
 
-    def check(data):
+    def check(data: Any) -> Any:
         if type(data) is not dict:
             raise _Slow
         out = {}
-        for name, field_check, required, default, allow_null, validate_method in steps:
+        for name, field_check, absent, allow_null, validate_method in steps:
             v = data.get(name, _MISSING)
             if v is _MISSING:
-                if required:
-                    raise _Slow
-                if default is _SKIP:
+                value = _when_absent(absent)
+                if value is _SKIP:
                     continue
-                value = [] if default is _NEW_LIST else default
             elif v is None:
                 if not allow_null:
                     raise _Slow
@@ -334,7 +355,7 @@ def _compile(serializer: serializers.Serializer) -> Check:
 class FastValidator:
     """Validates bodies for one serializer class; see the module docstring."""
 
-    def __init__(self, serializer_class: type[serializers.Serializer]):
+    def __init__(self, serializer_class: type[serializers.Serializer[Any]]) -> None:
         self.serializer_class = serializer_class
         # A bound instance, kept for its validate methods (ours keep no state on `self`).
         try:
@@ -342,16 +363,17 @@ class FastValidator:
         except TypeError:
             self._check = None  # a field without a fast check: always the serializer
 
-    def fast(self, data) -> dict | None:
+    def fast(self, data: Any) -> dict[str, Any] | None:
         """The validated data if the fast path vouches for `data`, else None."""
         if self._check is None:
             return None
         try:
-            return self._check(data)
+            valid: dict[str, Any] = self._check(data)
+            return valid
         except (_Slow, serializers.ValidationError, DjangoValidationError):
             return None
 
-    def errors_or_data(self, data) -> tuple[dict | None, dict | None]:
+    def errors_or_data(self, data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """(validated data, None) or (None, the serializer's errors)."""
         out = self.fast(data)
         if out is not None:
@@ -361,20 +383,21 @@ class FastValidator:
             return s.validated_data, None
         return None, s.errors
 
-    def validate(self, data) -> dict:
+    def validate(self, data: Any) -> dict[str, Any]:
         """The validated data; raises the serializer's ValidationError when `data` is bad."""
         out = self.fast(data)
         if out is not None:
             return out
         s = self.serializer_class(data=data)
         s.is_valid(raise_exception=True)
-        return s.validated_data
+        valid: dict[str, Any] = s.validated_data
+        return valid
 
 
-_validators: dict[type, FastValidator] = {}
+_validators: dict[type[serializers.Serializer[Any]], FastValidator] = {}
 
 
-def validator_for(serializer_class: type[serializers.Serializer]) -> FastValidator:
+def validator_for(serializer_class: type[serializers.Serializer[Any]]) -> FastValidator:
     """The process's FastValidator of a serializer class (compiled on first use)."""
     v = _validators.get(serializer_class)
     if v is None:

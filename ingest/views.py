@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.auth import AnonymousAllowed, HasApiKey
+from core.auth import AnonymousAllowed, HasApiKey, request_client
 from core.client_ip import client_ip
 from core.metrics import VOTES
 from core.renderers import SafeJSONRenderer
@@ -23,6 +27,7 @@ from .serializers import (
 )
 from .services import BatchRejected, record_battle, record_battles
 from .validation import validator_for
+from .votes import VoteIn
 
 JSON_RENDERER = SafeJSONRenderer()
 
@@ -47,24 +52,28 @@ class VoteView(APIView):
     throttle_classes = VOTE_THROTTLES
     vote_route: str | None = None
 
-    def perform_content_negotiation(self, request, force=False):
+    def perform_content_negotiation(
+        self, request: Request, force: bool = False
+    ) -> tuple[BaseRenderer, str]:
         # Votes always answer JSON; parsing Accept was a noticeable part of a vote's CPU.
         return (JSON_RENDERER, "application/json")
 
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        finished = super().finalize_response(request, response, *args, **kwargs)
         if self.vote_route is not None:
-            if response.status_code < 400:
+            if finished.status_code < 400:
                 for result, n in getattr(self, "votes", {}).items():
                     if n:
                         VOTES.labels(self.vote_route, result).inc(n)
             else:
-                data = response.data if isinstance(response.data, dict) else {}
-                reason = data.get("error") or str(response.status_code)
+                data = finished.data if isinstance(finished.data, dict) else {}
+                reason = data.get("error") or str(finished.status_code)
                 VOTES.labels(self.vote_route, f"rejected_{reason}").inc(
                     getattr(self, "votes_in", 1)
                 )
-        return response
+        return finished
 
 
 class BattleView(VoteView):
@@ -77,11 +86,11 @@ class BattleView(VoteView):
         description="Idempotent on `pair_id`: a replay of the same vote answers 200 and stores "
         "nothing; the same `pair_id` with a different vote answers 409.",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = validator_for(BattleSerializer).validate(request.data)
         result = record_battle(
             vote=BattleSerializer.vote_from(data, source=BattleSource.API),
-            client=request.auth,
+            client=request_client(request),
             ip=client_ip(request),
         )
         self.votes = {"stored": 1} if result.created else {"duplicate": 1}
@@ -106,7 +115,7 @@ class BattleBatchView(VoteView):
         description="All-or-nothing: any invalid item rejects the whole batch with per-item "
         "errors under `fields` (e.g. `battles.3.model_a`). Replays are skipped and counted.",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = request.data
         items = data.get("battles") if isinstance(data, dict) else None
         if not isinstance(items, list) or not items:
@@ -122,17 +131,18 @@ class BattleBatchView(VoteView):
                     ]
                 }
             )
-        votes, errors = [], {}
+        votes: list[VoteIn] = []
+        errors: dict[int, dict[str, Any]] = {}
         validator = validator_for(BattleSerializer)
         for i, item in enumerate(items):
-            data, item_errors = validator.errors_or_data(item)
-            if item_errors is not None:
+            valid, item_errors = validator.errors_or_data(item)
+            if valid is not None:
+                votes.append(BattleSerializer.vote_from(valid, source=BattleSource.API))
+            elif item_errors is not None:
                 errors[i] = item_errors
-            else:
-                votes.append(BattleSerializer.vote_from(data, source=BattleSource.API))
         if errors:
             raise BatchRejected(errors, conflict=False)
-        result = record_battles(votes=votes, client=request.auth, ip=client_ip(request))
+        result = record_battles(votes=votes, client=request_client(request), ip=client_ip(request))
         self.votes = {"stored": result.created, "duplicate": result.duplicates}
         return Response(
             {"created": result.created, "duplicates": result.duplicates},

@@ -3,11 +3,17 @@ it on /data/, delete it with its files. Every step is in the audit log."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from core.audit import reason_action
 
@@ -17,7 +23,7 @@ from .selectors import file_url
 from .tasks import build_release_task
 
 
-class NewReleaseForm(forms.ModelForm):
+class NewReleaseForm(forms.ModelForm[DatasetRelease]):
     version = forms.CharField(
         required=False,
         max_length=40,
@@ -41,13 +47,13 @@ class NewReleaseForm(forms.ModelForm):
             "min_age_days": "Only battles older than this many days are released.",
         }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["license"].initial = settings.ARENA_RELEASE_LICENSE
         self.fields["min_age_days"].initial = settings.ARENA_RELEASE_MIN_AGE_DAYS
 
     def clean_version(self) -> str:
-        version = self.cleaned_data["version"].strip()
+        version: str = self.cleaned_data["version"].strip()
         if version and DatasetRelease.objects.filter(version=version).exists():
             raise forms.ValidationError(f"Release {version} exists already: choose another name.")
         return version
@@ -70,7 +76,7 @@ def _queue_build(release: DatasetRelease) -> None:
 
 
 @admin.register(DatasetRelease)
-class DatasetReleaseAdmin(admin.ModelAdmin):
+class DatasetReleaseAdmin(admin.ModelAdmin[DatasetRelease]):
     form = NewReleaseForm
     list_display = (
         "version",
@@ -100,33 +106,42 @@ class DatasetReleaseAdmin(admin.ModelAdmin):
 
     @admin.display(description="battles")
     def battles(self, obj: DatasetRelease) -> int | None:
-        return obj.counts.get("battles")
+        battles: int | None = obj.counts.get("battles")
+        return battles
 
     @admin.display(description="bytes", ordering="size_bytes")
     def size(self, obj: DatasetRelease) -> int:
         return obj.size_bytes
 
     @admin.display(description="files")
-    def file_links(self, obj: DatasetRelease):
+    def file_links(self, obj: DatasetRelease) -> SafeString:
         return format_html_join(
             format_html("<br>"),
             '<a href="{}">{}</a> ({} bytes)',
-            ((file_url(obj, f["name"]), f["name"], f["bytes"]) for f in obj.files),
+            ((file_url(release=obj, name=f["name"]), f["name"], f["bytes"]) for f in obj.files),
         )
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(
+        self, request: HttpRequest, obj: DatasetRelease | None = None
+    ) -> bool:
         return False  # a release is immutable; withdraw it or make a new one
 
-    def get_fields(self, request, obj=None):
+    def get_fields(
+        self, request: HttpRequest, obj: DatasetRelease | None = None
+    ) -> tuple[str, ...]:
         if obj is None:
             return NewReleaseForm.Meta.fields
         return ("version", "license", "min_age_days", "stable_ids", "include_simulated",
                 "include_excluded", "on_secret", *self.readonly_fields)  # fmt: skip
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: DatasetRelease | None = None
+    ) -> tuple[str, ...]:
         return () if obj is None else self.get_fields(request, obj)
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: DatasetRelease, form: Any, change: bool
+    ) -> None:
         release = services.start_release(
             options=_options(obj, form.cleaned_data.get("version", "")), actor=request.user
         )
@@ -136,15 +151,15 @@ class DatasetReleaseAdmin(admin.ModelAdmin):
             request, f"Release {release.version} is being built; reload this list to follow it."
         )
 
-    def delete_model(self, request, obj):
+    def delete_model(self, request: HttpRequest, obj: DatasetRelease) -> None:
         services.delete_release(release=obj, actor=request.user)
 
-    def delete_queryset(self, request, queryset):
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[DatasetRelease]) -> None:
         for release in queryset:
             services.delete_release(release=release, actor=request.user)
 
     @admin.action(description="Make a new release with the selected release's options")
-    def release_again(self, request, queryset):
+    def release_again(self, request: HttpRequest, queryset: QuerySet[DatasetRelease]) -> None:
         for old in queryset:
             release = services.start_release(options=_options(old), actor=request.user)
             _queue_build(release)
@@ -153,27 +168,45 @@ class DatasetReleaseAdmin(admin.ModelAdmin):
             )
 
     @admin.action(description="Withdraw the selected releases from /data/")
-    def withdraw(self, request, queryset):
-        return reason_action(
-            self,
+    def withdraw(
+        self, request: HttpRequest, queryset: QuerySet[DatasetRelease]
+    ) -> TemplateResponse | None:
+        return self._set_public(
             request,
             queryset,
+            public=False,
             title="Withdraw releases from the download page",
-            apply=lambda qs, reason: services.set_public(
-                releases=qs, public=False, actor=request.user, reason=reason
-            ),
             done="{n} release(s) withdrawn from /data/ (their files stay in the storage).",
         )
 
     @admin.action(description="List the selected releases on /data/ again")
-    def list_again(self, request, queryset):
+    def list_again(
+        self, request: HttpRequest, queryset: QuerySet[DatasetRelease]
+    ) -> TemplateResponse | None:
+        return self._set_public(
+            request,
+            queryset,
+            public=True,
+            title="List releases on the download page",
+            done="{n} release(s) listed on /data/.",
+        )
+
+    def _set_public(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[DatasetRelease],
+        *,
+        public: bool,
+        title: str,
+        done: str,
+    ) -> TemplateResponse | None:
         return reason_action(
             self,
             request,
             queryset,
-            title="List releases on the download page",
+            title=title,
             apply=lambda qs, reason: services.set_public(
-                releases=qs, public=True, actor=request.user, reason=reason
+                releases=qs, public=public, actor=request.user, reason=reason
             ),
-            done="{n} release(s) listed on /data/.",
+            done=done,
         )

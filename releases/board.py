@@ -9,6 +9,8 @@ within bootstrap noise (tests/releases/test_round_trip.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from django.conf import settings
 
@@ -38,7 +40,7 @@ def release_board(
     outcome: np.ndarray,
     user: np.ndarray,
     pair_probability: np.ndarray,
-) -> dict:
+) -> dict[str, Any]:
     """The board of battles given as model indices into `models`, engine outcome codes,
     user indices (NO_USER for none) and pair probabilities (NaN where none)."""
     config = RatingConfig.current()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import yaml
@@ -38,7 +39,7 @@ def size_category(n: int) -> str:
     return next((label for limit, label in SIZE_CATEGORIES if n < limit), "n>100M")
 
 
-def _feature(name: str, t: pa.DataType) -> dict:
+def _feature(name: str, t: pa.DataType) -> dict[str, Any]:
     if pa.types.is_struct(t):
         return {"name": name, "struct": [_feature(f.name, f.type) for f in t]}
     return {"name": name, "dtype": hf_dtype(t)}
@@ -64,7 +65,7 @@ def header(release: DatasetRelease, *, battles: int, parquet_bytes: int) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
 
 
-def write_card(release: DatasetRelease, directory: Path, files: list[dict]) -> None:
+def write_card(release: DatasetRelease, directory: Path, files: list[dict[str, Any]]) -> None:
     battles = release.counts["battles"]
     parquet = next(f for f in files if f["name"] == PARQUET)
     body = render_to_string(
@@ -83,15 +84,15 @@ def write_card(release: DatasetRelease, directory: Path, files: list[dict]) -> N
     (directory / CARD).write_text(text, encoding="utf-8")
 
 
-def file_entry(directory: Path, name: str, rows: int | None = None) -> dict:
+def file_entry(directory: Path, name: str, rows: int | None = None) -> dict[str, Any]:
     path = directory / name
-    entry: dict = {"name": name, "bytes": path.stat().st_size, "sha256": sha256(path)}
+    entry: dict[str, Any] = {"name": name, "bytes": path.stat().st_size, "sha256": sha256(path)}
     if rows is not None:
         entry["rows"] = rows
     return entry
 
 
-def finish(release: DatasetRelease, directory: Path, rows: dict[str, int]) -> list[dict]:
+def finish(release: DatasetRelease, directory: Path, rows: dict[str, int]) -> list[dict[str, Any]]:
     """Card, manifest and SHA256SUMS next to the data files; every file's entry."""
     files = [file_entry(directory, name, rows[name]) for name in DATA_FILES]
     write_card(release, directory, files)

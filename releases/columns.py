@@ -13,6 +13,19 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+# Numbers stored on a battle that a release row carries as they are.
+MEASURES = (
+    "latency_a_ms",
+    "latency_b_ms",
+    "prefix_chars",
+    "suffix_chars",
+    "completion_a_chars",
+    "completion_b_chars",
+    "completion_a_lines",
+    "completion_b_lines",
+    "pair_probability",
+)
+
 
 @dataclass(frozen=True)
 class Column:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.validators import RegexValidator
 from django.db import models
 
@@ -60,5 +62,5 @@ class DatasetRelease(models.Model):
     def __str__(self) -> str:
         return self.version
 
-    def file(self, name: str) -> dict | None:
+    def file(self, name: str) -> dict[str, Any] | None:
         return next((f for f in self.files if f["name"] == name), None)

@@ -13,13 +13,14 @@ import hmac
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
 from ingest.models import Outcome, Privacy
 
 from . import secret_scan
-from .columns import CODE_FIELDS
+from .columns import CODE_FIELDS, MEASURES
 
 WINNER = {
     Outcome.A: "model_a",
@@ -66,7 +67,7 @@ class RowMaker:
             self._client_scan[value] = bool(secret_scan.findings(value))
         return self._client_scan[value]
 
-    def row(self, b: dict) -> dict | None:
+    def row(self, b: dict[str, Any]) -> dict[str, Any] | None:
         """The release row of stored battle `b` (selectors.battle_rows), or None when it is
         left out (its secret-flagged code under the drop rule)."""
         code = {f: b[f] for f in CODE_FIELDS} if b["privacy"] == Privacy.RESEARCH else {}
@@ -107,20 +108,7 @@ class RowMaker:
             "file_type": client["file_type"],
             "privacy": b["privacy"],
             "source": b["source"],
-            **{
-                k: b[k]
-                for k in (
-                    "latency_a_ms",
-                    "latency_b_ms",
-                    "prefix_chars",
-                    "suffix_chars",
-                    "completion_a_chars",
-                    "completion_b_chars",
-                    "completion_a_lines",
-                    "completion_b_lines",
-                    "pair_probability",
-                )
-            },
+            **{k: b[k] for k in MEASURES},
             "client_version": client["client_version"],
             "excluded": b["excluded"],
             "code_redacted": bool(kinds),

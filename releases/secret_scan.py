@@ -27,7 +27,7 @@ from detect_secrets.plugins.high_entropy_strings import (
     Base64HighEntropyString,
     HexHighEntropyString,
 )
-from detect_secrets.plugins.keyword import DENYLIST
+from detect_secrets.plugins.keyword import DENYLIST, KeywordDetector
 
 HIGH_ENTROPY = "High entropy token"
 # detect-secrets' default limits for its quoted-string detectors.
@@ -44,7 +44,7 @@ KEYWORD_LINE = re.compile("|".join(DENYLIST), re.IGNORECASE)
 # code, bare values in configuration files. A text is scanned under both.
 FILENAMES = ("release.py", "release.yaml")
 # The unspecified address (servers binding to every interface) is no one's address.
-NOT_AN_ADDRESS = {"0.0.0.0"}
+NOT_AN_ADDRESS = {"0.0.0.0"}  # noqa: S104  # compared with, never bound
 
 
 @cache
@@ -52,7 +52,7 @@ def _detectors() -> tuple[tuple[BasePlugin, ...], BasePlugin]:
     """Every detect-secrets plugin with its default settings, the keyword one apart."""
     classes: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
     plugins = [cls() for cls in classes.values()]
-    keyword = next(p for p in plugins if p.secret_type == "Secret Keyword")
+    keyword = next(p for p in plugins if isinstance(p, KeywordDetector))
     return tuple(p for p in plugins if p is not keyword), keyword
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from django.core.files.storage import storages
 from django.db.models import QuerySet
@@ -11,6 +12,7 @@ from catalogue.models import ArenaModel, Visibility
 from catalogue.selectors import merge_targets
 from ingest.models import Battle, BattleSource
 
+from .columns import MEASURES
 from .models import DatasetRelease
 
 # Models whose battles a release may hold: the ones the board shows or showed. Private and
@@ -30,15 +32,7 @@ BATTLE_FIELDS = (
     "context_bucket",
     "privacy",
     "source",
-    "latency_a_ms",
-    "latency_b_ms",
-    "prefix_chars",
-    "suffix_chars",
-    "completion_a_chars",
-    "completion_b_chars",
-    "completion_a_lines",
-    "completion_b_lines",
-    "pair_probability",
+    *MEASURES,
     "client_version",
     "received_at",
     "excluded",
@@ -56,14 +50,14 @@ def release_keys() -> dict[int, str]:
     return {pk: shown[t] for pk, t in target.items() if t in shown}
 
 
-def candidates(release: DatasetRelease) -> QuerySet[Battle]:
+def candidates(*, release: DatasetRelease) -> QuerySet[Battle]:
     """The battles old enough for `release`, before the options' and the models' filters."""
     return Battle.objects.filter(received_at__lt=release.cutoff)
 
 
-def chosen(release: DatasetRelease) -> QuerySet[Battle]:
+def chosen(*, release: DatasetRelease) -> QuerySet[Battle]:
     """`candidates` less what the options leave out (another arena's votes always)."""
-    qs = candidates(release).exclude(source=BattleSource.EXTERNAL)
+    qs = candidates(release=release).exclude(source=BattleSource.EXTERNAL)
     if not release.include_simulated:
         qs = qs.exclude(source=BattleSource.SIMULATED)
     if not release.include_excluded:
@@ -71,10 +65,10 @@ def chosen(release: DatasetRelease) -> QuerySet[Battle]:
     return qs
 
 
-def left_out(release: DatasetRelease) -> dict[str, int]:
+def left_out(*, release: DatasetRelease) -> dict[str, int]:
     """How many battles each rule keeps out of `release`, each counted by the first rule
     that applies (the card's counts)."""
-    old = candidates(release)
+    old = candidates(release=release)
     counts = {"newer_than_cutoff": Battle.objects.count() - old.count()}
     rest = old.exclude(source=BattleSource.EXTERNAL)
     counts["other_arenas"] = old.count() - rest.count()
@@ -86,11 +80,11 @@ def left_out(release: DatasetRelease) -> dict[str, int]:
     return counts
 
 
-def battle_rows(release: DatasetRelease) -> Iterator[dict]:
+def battle_rows(*, release: DatasetRelease) -> Iterator[dict[str, Any]]:
     """The chosen battles as dicts, oldest first; code fields only for Research votes (a
     LEFT JOIN: other votes have none, and would never get one here)."""
     code = [f"code__{f}" for f in CODE_FIELDS]
-    qs = chosen(release).order_by("received_at", "id")
+    qs = chosen(release=release).order_by("received_at", "id")
     for row in qs.values(*BATTLE_FIELDS, *code).iterator(chunk_size=5000):
         research = row["privacy"] == "Research"
         for field in CODE_FIELDS:
@@ -107,6 +101,6 @@ def public_releases() -> list[DatasetRelease]:
     )
 
 
-def file_url(release: DatasetRelease, name: str) -> str:
+def file_url(*, release: DatasetRelease, name: str) -> str:
     """Where the web server (or the object store) serves a file of the release."""
     return storages["releases"].url(f"{release.version}/{name}")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from django.core.files import File
@@ -23,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE
-from core.audit import record
+from core.audit import Actor, record
 
 from . import selectors
 from .board import NO_USER, release_board
@@ -31,6 +32,9 @@ from .card import finish
 from .models import DatasetRelease, version_validator
 from .rows import RowMaker, release_key
 from .writers import ReleaseWriter
+
+# Wraps the row iterator, e.g. with a progress bar (the command's tqdm).
+Progress = Callable[[Iterable[Any]], Iterable[Any]]
 
 log = logging.getLogger(__name__)
 ENGINE_OUTCOME = {
@@ -52,7 +56,7 @@ class ReleaseOptions:
     version: str = ""  # default: the cut-off's date (with .2, .3 ... when taken)
 
 
-def start_release(*, options: ReleaseOptions, actor=None) -> DatasetRelease:
+def start_release(*, options: ReleaseOptions, actor: Actor = None) -> DatasetRelease:
     """Record a new release (status building) with its cut-off: now less the minimum age."""
     if options.version:
         version_validator(options.version)
@@ -100,7 +104,7 @@ class _Battles:
     user: list[int]
     probability: list[float]
 
-    def add(self, row: dict) -> None:
+    def add(self, row: dict[str, Any]) -> None:
         self.a.append(self.models.setdefault(row["model_a"], len(self.models)))
         self.b.append(self.models.setdefault(row["model_b"], len(self.models)))
         self.outcome.append(ENGINE_OUTCOME[row["winner"]])
@@ -111,7 +115,7 @@ class _Battles:
         p = row["pair_probability"]
         self.probability.append(np.nan if p is None else p)
 
-    def board(self) -> dict:
+    def board(self) -> dict[str, Any]:
         return release_board(
             models=list(self.models),
             a=np.array(self.a, dtype=np.int64),
@@ -123,8 +127,8 @@ class _Battles:
 
 
 def _write(
-    release: DatasetRelease, directory: Path, progress: Callable[[Iterable], Iterable]
-) -> tuple[dict, dict]:
+    release: DatasetRelease, directory: Path, progress: Progress
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Write the data files of `release` into `directory`; the counts and the board."""
     keys = selectors.release_keys()
     maker = RowMaker(
@@ -136,7 +140,7 @@ def _write(
     unreleased_models = same_model = 0
     first = last = None
     with ReleaseWriter(directory) as writer:
-        for b in progress(selectors.battle_rows(release)):
+        for b in progress(selectors.battle_rows(release=release)):
             a_key, b_key = keys.get(b["model_a_id"]), keys.get(b["model_b_id"])
             if a_key is None or b_key is None:
                 unreleased_models += 1
@@ -151,7 +155,7 @@ def _write(
             battles.add(row)
             first = first or b["received_at"]
             last = b["received_at"]
-    left_out = selectors.left_out(release) | {
+    left_out = selectors.left_out(release=release) | {
         "models not shown on the board (private or hidden)": unreleased_models,
         "battles between two keys of one model": same_model,
     }
@@ -174,9 +178,7 @@ def _write(
     return counts, battles.board()
 
 
-def build_release(
-    *, release_id: int, progress: Callable[[Iterable], Iterable] = lambda rows: rows
-) -> DatasetRelease:
+def build_release(*, release_id: int, progress: Progress = lambda rows: rows) -> DatasetRelease:
     """Write, store and record release `release_id`; on failure record the error, re-raise."""
     release = DatasetRelease.objects.get(pk=release_id)
     started = time.perf_counter()
@@ -221,7 +223,9 @@ def build_release(
     return release
 
 
-def set_public(*, releases: Iterable[DatasetRelease], public: bool, actor, reason: str) -> int:
+def set_public(
+    *, releases: Iterable[DatasetRelease], public: bool, actor: Actor, reason: str
+) -> int:
     """List releases on /data/ or withdraw them (the files stay in the storage), audited."""
     n = 0
     for release in releases:
@@ -239,7 +243,7 @@ def set_public(*, releases: Iterable[DatasetRelease], public: bool, actor, reaso
     return n
 
 
-def delete_release(*, release: DatasetRelease, actor) -> None:
+def delete_release(*, release: DatasetRelease, actor: Actor) -> None:
     """Delete a release's files from the storage and its record (audited)."""
     storage = storages["releases"]
     for entry in release.files:

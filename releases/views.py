@@ -3,6 +3,7 @@ cards. The files themselves are served by the web server or the object store (fi
 
 from __future__ import annotations
 
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from leaderboard import selectors as lb_selectors
@@ -21,12 +22,16 @@ FILES = (
 )
 
 
-def data_page(request):
+def data_page(request: HttpRequest) -> HttpResponse:
     releases = [
         {
             "release": r,
             "files": [
-                {"label": label, "url": selectors.file_url(r, name), **(r.file(name) or {})}
+                {
+                    "label": label,
+                    "url": selectors.file_url(release=r, name=name),
+                    **(r.file(name) or {}),
+                }
                 for name, label in FILES
                 if r.file(name)
             ],

@@ -15,6 +15,7 @@ import io
 import json
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,7 +34,7 @@ class ReleaseWriter:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.rows = {name: 0 for name in DATA_FILES}
-        self._batch: list[dict] = []
+        self._batch: list[dict[str, Any]] = []
 
     def __enter__(self) -> ReleaseWriter:
         d = self.directory
@@ -46,7 +47,7 @@ class ReleaseWriter:
         self._csv.writerow(CSV_COLUMNS)
         return self
 
-    def add(self, row: dict) -> None:
+    def add(self, row: dict[str, Any]) -> None:
         self._batch.append(row)
         self._jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
         self.rows[JSONL] += 1

@@ -3,7 +3,7 @@
 Completions (``/create_pair``)
     Chat providers get ``analysis.fim.build_chat_prompt`` (the file split at the cursor, a
     ``<CODE>`` snippet repeating the cursor's prefix and suffix lines) and their answer goes
-    through ``analysis.fim.clean_chat_completion``. Native FiM providers get the prefix and
+    through ``analysis.fim_cleanup.clean_chat_completion``. Native FiM providers get the prefix and
     suffix directly, stop at a blank line like the original arena's Codestral and DeepSeek
     templates did, and their answer is only cut at the stop words and to ``maxLines``.
 
@@ -30,11 +30,9 @@ from analysis.fim import (
     SUFFIX_END,
     SUFFIX_START,
     build_chat_prompt,
-    clean_chat_completion,
-    extract_snippet,
-    limit_lines,
     native_fim_fields,
 )
+from analysis.fim_cleanup import clean_chat_completion, extract_snippet, limit_lines
 
 from .providers import Prompt
 

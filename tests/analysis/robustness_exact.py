@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.bradley_terry import SCALE, BTFit
+from analysis.bt_solve import newton
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts, from_count_rows
 
 TIE = 1e-6
@@ -76,7 +77,7 @@ def exact_minimum(fit: BTFit, upper: str, below: list[str], limit: int) -> int |
             r = rows[start_row : start_row + 4096].T
             n, s = prob.pair_stats((prob.cat_count[:, None] - r) * prob.cat_scale[:, None])
             start = np.repeat(fit.theta[:, None], r.shape[1], axis=1)
-            theta = prob.newton(start, n, s, gtol=1e-10).theta
+            theta = newton(prob, start, n, s, gtol=1e-10).theta
             lead = ((theta[rivals] - theta[u]) * SCALE).max(axis=0)
             if (lead > TIE).any():
                 return total

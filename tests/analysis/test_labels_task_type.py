@@ -11,14 +11,13 @@ import pytest
 from analysis.labels import label_context, normalize_language
 from analysis.labels.task_type import (
     MIN_SCORE,
-    RULES,
     TASK_TYPES,
-    Rule,
     RuleBasedTaskTypeClassifier,
     classify_task_type,
     extract_features,
     extract_imports,
 )
+from analysis.labels.task_type_rules import RULES, Rule
 from tests.analysis.data.sample_battles import load_sample_battles
 from tests.analysis.data.task_type_snippets import HELD_OUT_SNIPPETS, SNIPPETS
 

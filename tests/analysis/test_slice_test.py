@@ -1,7 +1,7 @@
 """Tests for analysis.slice_test: the pooled-vs-per-value Bradley-Terry likelihood-ratio test.
 
-Checked against an independent optimiser (scipy.optimize on the plain log-likelihood), on
-matrices stored the way the recompute stores them, and by simulation with known truth:
+Checked against a hand computation of the statistic and the dispersion, and by simulation
+with known truth (the fit itself: test_pair_counts.py):
 identical ratings in every value (p-values uniform, about 5% rejected at the 5% level),
 a real shift of the small models on some values (detected), and the three ways real votes
 depart from plain binomial counts: ties, overdispersion, and the top-slot bias.
@@ -13,123 +13,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
-from scipy.special import log_expit
+from scipy import stats
 
-from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, group_battles
-from analysis.matrices import battle_count_matrix, win_fraction_matrix
-from analysis.scale import SCALE
-from analysis.slice_test import PairCounts, fit_pairs, slice_test
+from analysis.pair_counts import PairCounts, fit_pairs
+from analysis.slice_test import slice_test
+from tests.analysis.slice_simulation import MODELS, scipy_max_loglik, simulate
 
-MODELS = tuple(f"m{i}" for i in range(8))
-
-
-def simulate(
-    rng: np.random.Generator,
-    ratings: dict[str, np.ndarray],
-    battles: int,
-    *,
-    tie_rate: float = 0.0,
-    top_slot_p: float = 0.5,
-    overdispersion: float = 0.0,
-    models: tuple[str, ...] = MODELS,
-) -> dict[str, PairCounts]:
-    """Per value: `battles` battles on uniformly drawn pairs, Bradley-Terry outcomes.
-
-    With ties, a battle is a tie with probability `tie_rate`, else a win with the probability
-    that keeps the expected score at the Bradley-Terry value. With `top_slot_p`, each battle
-    shows a random one of the two on top, which wins with the Bradley-Terry probability
-    shifted by that advantage (positions are then forgotten, as in the stored matrices).
-    With `overdispersion` (an intra-pair correlation, like many votes from one user), a
-    pair's win probability within a value is drawn from a beta distribution around the
-    Bradley-Terry value.
-    """
-    out = {}
-    gamma = math.log(top_slot_p / (1 - top_slot_p))
-    for value, r in ratings.items():
-        k = len(r)
-        iu = np.triu_indices(k, 1)
-        n_pair = rng.multinomial(battles, np.full(len(iu[0]), 1.0 / len(iu[0])))
-        p = 1.0 / (1.0 + np.exp(-(r[iu[0]] - r[iu[1]]) / SCALE))
-        if gamma:
-            d = (r[iu[0]] - r[iu[1]]) / SCALE
-            on_top = rng.binomial(n_pair, 0.5)
-            points = rng.binomial(on_top, 1 / (1 + np.exp(-(d + gamma)))) + rng.binomial(
-                n_pair - on_top, 1 / (1 + np.exp(-(d - gamma)))
-            )
-            points = points.astype(float)
-        elif overdispersion:
-            size = (1 - overdispersion) / overdispersion
-            points = rng.binomial(n_pair, rng.beta(p * size, (1 - p) * size)).astype(float)
-        elif tie_rate:
-            ties = rng.binomial(n_pair, tie_rate)
-            wins = rng.binomial(n_pair - ties, np.clip((p - tie_rate / 2) / (1 - tie_rate), 0, 1))
-            points = wins + 0.5 * ties
-        else:
-            points = rng.binomial(n_pair, p).astype(float)
-        n = np.zeros((k, k))
-        s = np.zeros((k, k))
-        n[iu] = n_pair
-        n += n.T
-        s[iu] = points
-        s[iu[1], iu[0]] = n_pair - points
-        out[value] = PairCounts(models=models[:k], battles=n, score=s)
-    return out
-
-
-def scipy_max_loglik(counts: PairCounts) -> tuple[float, np.ndarray]:
-    """Independent fit: BFGS on the plain log-likelihood, first strength fixed at 0."""
-    n, s = counts.battles, counts.score
-    k = len(counts.models)
-
-    iu = np.triu_indices(k, 1)
-
-    def negative(free: np.ndarray) -> float:
-        # Written per unordered pair, unlike the module's ordered-pair sum.
-        theta = np.concatenate([[0.0], free])
-        d = theta[iu[0]] - theta[iu[1]]
-        return -float(np.sum(s[iu] * log_expit(d) + (n[iu] - s[iu]) * log_expit(-d)))
-
-    res = optimize.minimize(negative, np.zeros(k - 1), method="BFGS", options={"gtol": 1e-10})
-    theta = np.concatenate([[0.0], res.x])
-    return -res.fun, theta - theta.mean()
-
-
-# ----------------------------------------------------------------------------- the fit
-
-
-def test_fit_matches_an_independent_optimiser():
-    rng = np.random.default_rng(3)
-    truth = rng.normal(0, 120, 6)
-    counts = simulate(rng, {"all": truth}, 3000, models=MODELS[:6])["all"]
-    fit = fit_pairs(counts)
-    ll, theta = scipy_max_loglik(counts)
-    assert fit.converged
-    assert fit.loglik == pytest.approx(ll, abs=1e-6)
-    np.testing.assert_allclose(fit.theta, theta, atol=1e-5)
-    assert fit.n_params == 5
-    np.testing.assert_allclose(fit.rating, SCALE * fit.theta)
-    # The information-based standard errors are close to the spread over resamples.
-    assert np.all(np.sqrt(np.diag(fit.covariance)) * SCALE > 5)
-
-
-def test_counts_rebuilt_from_stored_matrices_equal_the_battles():
-    # The recompute stores battle_count and win_fraction rounded to 5 decimals.
-    rng = np.random.default_rng(4)
-    names = ["a", "b", "c", "d"]
-    top = rng.integers(0, 4, 5000)
-    bottom = (top + rng.integers(1, 4, 5000)) % 4
-    outcome = rng.choice([OUTCOME_A, OUTCOME_B, OUTCOME_TIE], size=5000, p=[0.5, 0.45, 0.05])
-    grouped = group_battles(top, bottom, outcome, models=names)
-    n = battle_count_matrix(grouped).tolist()
-    w = [[None if math.isnan(v) else round(float(v), 5) for v in row] for row in
-         win_fraction_matrix(grouped)]  # fmt: skip
-    counts = PairCounts.from_matrices(names, n, w)
-    points = np.where(outcome == OUTCOME_A, 1.0, np.where(outcome == OUTCOME_TIE, 0.5, 0.0))
-    direct = PairCounts.from_battles(names, top, bottom, points)
-    np.testing.assert_array_equal(counts.battles, direct.battles)
-    np.testing.assert_allclose(counts.score, direct.score, atol=0.01)
-    assert counts.total == 5000
+# ------------------------------------------------------------------------- the test
 
 
 def test_likelihood_ratio_and_dispersion_match_a_hand_computation():
@@ -212,17 +102,6 @@ def test_kendall_tau_against_a_reference_and_single_value():
     # One value: nothing to compare, no fake p-value.
     assert result.df == 0 and math.isnan(result.p_value)
     assert any("Fewer than two" in w for w in result.warnings)
-
-
-def test_pair_counts_reject_inconsistent_input():
-    with pytest.raises(ValueError, match="unique"):
-        PairCounts(("a", "a"), np.zeros((2, 2)), np.zeros((2, 2)))
-    with pytest.raises(ValueError, match="score <= battles"):
-        PairCounts(("a", "b"), np.array([[0, 1], [1, 0]]), np.array([[0, 2], [0, 0]]))
-    with pytest.raises(ValueError, match="symmetric"):
-        PairCounts(("a", "b"), np.array([[0, 1], [2, 0]]), np.zeros((2, 2)))
-    with pytest.raises(ValueError, match="itself"):
-        PairCounts.from_battles(("a", "b"), [0], [0], [1.0])
 
 
 # ------------------------------------------------------------------- known-truth simulation

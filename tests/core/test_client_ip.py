@@ -15,7 +15,7 @@ from django.test import RequestFactory
 from core.client_ip import client_ip
 from ingest.models import Battle
 from ingest.pseudonyms import pseudonymise_ip
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import vote
 
 PROXY = "10.0.0.2"
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.fim import STOP_WORDS, build_chat_prompt, clean_chat_completion, trim_context
+from analysis.fim import STOP_WORDS, build_chat_prompt, trim_context
+from analysis.fim_cleanup import clean_chat_completion
 from evaluations import infilling as inf
 from evaluations.calls import map_items
 

@@ -12,7 +12,7 @@ from ingest.completions import record_completions
 from ingest.models import Battle, CodeContext, CompletionCode, CompletionLog
 from ingest.pseudonyms import pseudonymise_user
 from ingest.votes import CompletionIn
-from tests.ingest.test_extension_routes import completion_item, outcome_payload
+from tests.ingest.payloads import completion_item, outcome_payload
 
 
 def put(api, path: str, body: dict):

@@ -26,8 +26,7 @@ from core.redis_client import shared_redis
 from core.services import issue_api_key, revoke_api_key
 from ingest.models import Battle, CodeContext
 from leaderboard import tasks
-from tests.ingest.test_batch import batch
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import batch, vote
 
 URL = "/api/v1/battles"
 

@@ -9,7 +9,7 @@ import pytest
 
 from ingest.models import Battle, CodeContext, CompletionCode
 from tests.ingest.helpers import all_text_in_database
-from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
+from tests.ingest.payloads import completion_item, edit_payload, outcome_payload
 
 SECRET = "TOP_SECRET_TOKEN_4242"
 

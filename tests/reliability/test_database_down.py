@@ -10,7 +10,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from core import hotcache
 from core.auth import KEY_TAG
-from tests.ingest.test_extension_routes import outcome_payload
+from tests.ingest.payloads import outcome_payload
 
 VOTE = {
     "pair_id": "db-down-1",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.ingest.helpers import assert_rejected, row_counts
-from tests.ingest.test_extension_routes import outcome_payload
+from tests.ingest.payloads import outcome_payload
 
 
 def test_deeply_nested_json_is_400(api, models):

@@ -13,7 +13,7 @@ from analysis.labels import task_type as tt
 from core.metrics import LABELLER_FAILURES
 from ingest.labelling import label_columns
 from ingest.models import Battle
-from tests.ingest.test_extension_routes import outcome_payload
+from tests.ingest.payloads import outcome_payload
 
 WHITESPACE_LINES = ["\u00a0", "\u3000", "\u2003", "\u001f", "\u00a0\u00a0", "-\u00a0", "\t\u3000 "]
 

@@ -15,7 +15,7 @@ from core.redis_client import breaker
 from ingest.models import Battle
 from leaderboard.models import RatingConfig
 from leaderboard.recompute import recompute
-from tests.ingest.test_extension_routes import outcome_payload
+from tests.ingest.payloads import outcome_payload
 
 READS = [
     "/",

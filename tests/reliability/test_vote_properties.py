@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ingest.models import Battle, CompletionLog, SingleOutcome
 from tests.ingest.helpers import row_counts
-from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
+from tests.ingest.payloads import completion_item, edit_payload, outcome_payload
 
 ODD = ["\u00a0", "\u3000", "\u2003", "\u001f", "\x00", "\ud800", "\n", "x", "def f():"]
 texts = st.text(st.characters(codec=None), max_size=60) | st.lists(

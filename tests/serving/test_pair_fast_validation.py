@@ -1,6 +1,6 @@
 """The fast validator agrees with the pair serializers (`/create_pair`, `/create_edit_pair`).
 
-As for the vote routes (tests/ingest/test_fast_validation.py): for every mutated body the
+As for the vote routes (tests/ingest/test_validation.py): for every mutated body the
 fast path either declines, and the serializer decides with its own errors, or returns
 exactly the serializer's validated data; and it takes the bodies the extension sends.
 """
@@ -15,7 +15,7 @@ import pytest
 
 from ingest.validation import FastValidator, validator_for
 from serving.serializers import CreateEditPairSerializer, CreatePairSerializer
-from tests.ingest.test_fast_validation import MISSING, ODD, _agree
+from tests.ingest.test_validation import MISSING, ODD, _agree
 
 # Values only the pair fields care about: booleans as DRF spells them, tag lists.
 PAIR_ODD = [

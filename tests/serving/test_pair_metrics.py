@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ops.test_metrics import scrape, value
+from tests.arena_site.test_metrics import scrape, value
 from tests.serving.conftest import SERVED
 from tests.serving.test_create_pair import post_pair
 

@@ -7,11 +7,12 @@ adds nothing that is already there.
 """
 
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from catalogue.services import seed_demo_catalogue
 from external.services import import_demo_scores, seed_external_aliases
@@ -28,12 +29,12 @@ class Command(BaseCommand):
         "Load demo data: catalogue, the real sample battles, simulated battles, a computed board."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--simulated", type=int, default=20_000, help="Simulated battles to add."
         )
 
-    def handle(self, *args, simulated: int, **options):
+    def handle(self, *args: Any, simulated: int, **options: Any) -> None:
         created = seed_demo_catalogue()
         self.stdout.write(f"Catalogue: {created} model(s) added.")
         seed_external_aliases()  # external scores and their aliases, for the correlations

@@ -8,9 +8,10 @@ the same rule `/healthz` uses (core/heartbeat.py).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.heartbeat import newest_beat_age
 from core.redis_client import key_prefix, shared_redis
@@ -19,10 +20,10 @@ from core.redis_client import key_prefix, shared_redis
 class Command(BaseCommand):
     help = "Exit 0 if a Celery worker wrote its heartbeat recently (docker-compose healthcheck)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--hostname", help="the worker's host name (celery@<hostname>)")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         stale = settings.WORKER_HEARTBEAT_STALE_SECONDS
         if options["hostname"]:
             client = shared_redis()

@@ -1,10 +1,13 @@
 """manage.py export_battles: every battle as JSONL (users pseudonymised; code only on request)."""
 
+from __future__ import annotations
+
 import contextlib
 import json
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.cli import progress
 from ingest.models import Battle, BattleSource
@@ -14,14 +17,21 @@ from ingest.transfer import export_rows
 class Command(BaseCommand):
     help = "Write battles as JSON lines, re-importable with import_battles."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
         parser.add_argument(
             "--include-code", action="store_true", help="Include code of Research battles."
         )
         parser.add_argument("--source", action="append", choices=BattleSource.values)
 
-    def handle(self, *args, output=None, include_code=False, source=None, **options):
+    def handle(
+        self,
+        *args: Any,
+        output: str | None = None,
+        include_code: bool = False,
+        source: list[str] | None = None,
+        **options: Any,
+    ) -> None:
         qs = Battle.objects.all()
         if source:
             qs = qs.filter(source__in=source)

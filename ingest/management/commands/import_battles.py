@@ -5,10 +5,14 @@ Exit status 1 (with a one-line reason) when the file cannot be read, holds no ba
 every row was rejected; 0 when at least one row was stored or was already present.
 """
 
-import zlib
-from pathlib import Path
+from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.cli import progress, readable_file
 from ingest.transfer import import_battles
@@ -20,7 +24,7 @@ class Command(BaseCommand):
         "(.parquet, .jsonl, .jsonl.gz; ours or LMArena's); bad rows are reported."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--quiet-progress", action="store_true", help="No progress bar.")
         parser.add_argument(
@@ -30,11 +34,11 @@ class Command(BaseCommand):
             "their key, public; audited) instead of rejecting their rows. Off by default.",
         )
 
-    def handle(self, *args, file: Path, quiet_progress: bool, add_unknown_models: bool,
-               **options):  # fmt: skip
+    def handle(self, *args: Any, file: Path, quiet_progress: bool, add_unknown_models: bool,
+               **options: Any) -> None:  # fmt: skip
         readable_file(file)
 
-        def bar(rows):
+        def bar(rows: Iterable[Any]) -> Iterable[Any]:
             return rows if quiet_progress else progress(rows, desc=f"Importing {file.name}")
 
         try:

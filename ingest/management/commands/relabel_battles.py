@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.labels import LABELER_VERSION
 from ingest.relabel import RelabelReport, relabel_stale_battles, stale_battles
@@ -16,7 +18,7 @@ class Command(BaseCommand):
         "labels keep their ingest-time values)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--chunk-size", type=int, default=500, help="Battles per transaction.")
         parser.add_argument("--limit", type=int, default=None, help="Stop after this many.")
         parser.add_argument(
@@ -27,8 +29,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--dry-run", action="store_true", help="Only count the stale battles.")
 
-    def handle(self, *args, chunk_size: int, limit: int | None, run_async: bool,
-               dry_run: bool, **options):  # fmt: skip
+    def handle(self, *args: Any, chunk_size: int, limit: int | None, run_async: bool,
+               dry_run: bool, **options: Any) -> None:  # fmt: skip
         if chunk_size < 1:
             raise CommandError("--chunk-size must be at least 1")
         stale = stale_battles().count()

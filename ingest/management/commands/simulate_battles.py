@@ -1,6 +1,8 @@
 """manage.py simulate_battles --battles N --seed S (or --delete)."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.cli import progress
 from ingest.simulation import delete_simulated, simulate
@@ -9,12 +11,12 @@ from ingest.simulation import delete_simulated, simulate
 class Command(BaseCommand):
     help = "Add realistic simulated battles (marked source=simulated), or delete them all."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--battles", type=int, default=10_000)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--delete", action="store_true", help="Delete every simulated battle.")
 
-    def handle(self, *args, battles: int, seed: int, delete: bool, **options):
+    def handle(self, *args: Any, battles: int, seed: int, delete: bool, **options: Any) -> None:
         if delete:
             self.stdout.write(f"Deleted {delete_simulated()} simulated battle(s).")
             return

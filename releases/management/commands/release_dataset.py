@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.cli import progress
 from releases.models import DatasetRelease
@@ -18,7 +20,7 @@ class Command(BaseCommand):
         "SHA256SUMS) to the releases storage and list it on /data/."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--min-age-days",
             type=int,
@@ -52,7 +54,7 @@ class Command(BaseCommand):
         parser.add_argument("--hidden", action="store_true",
                             help="Do not list the release on /data/.")  # fmt: skip
 
-    def handle(self, *args, **o):
+    def handle(self, *args: Any, **o: Any) -> None:
         min_age = (
             settings.ARENA_RELEASE_MIN_AGE_DAYS if o["min_age_days"] is None else o["min_age_days"]
         )
@@ -75,7 +77,7 @@ class Command(BaseCommand):
             ) from exc
         if o["hidden"]:
             DatasetRelease.objects.filter(pk=release.pk).update(public=False)
-        total = chosen(release).count()
+        total = chosen(release=release).count()
         release = build_release(
             release_id=release.pk,
             progress=lambda rows: progress(rows, total=total, desc="Releasing", unit=" battles"),
@@ -87,4 +89,4 @@ class Command(BaseCommand):
             f"{c['research_rows']:,} battles with code ({release.on_secret}); "
             f"{release.size_bytes:,} bytes in {release.seconds:.1f} s."
         )
-        self.stdout.write(f"Card: {file_url(release, 'README.md')}")
+        self.stdout.write(f"Card: {file_url(release=release, name='README.md')}")

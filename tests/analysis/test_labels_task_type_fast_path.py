@@ -10,13 +10,12 @@ import pytest
 
 from analysis.labels import normalize_language
 from analysis.labels.task_type import (
-    RULES,
-    Rule,
     RuleBasedTaskTypeClassifier,
     classify_task_type,
     default_task_type_classifier,
     extract_features,
 )
+from analysis.labels.task_type_rules import RULES, Rule
 from tests.analysis.data.sample_battles import load_sample_battles
 from tests.analysis.data.task_type_snippets import HELD_OUT_SNIPPETS, SNIPPETS
 

@@ -23,8 +23,7 @@ from ingest.extension_serializers import (
 )
 from ingest.serializers import BattleSerializer
 from ingest.validation import FastValidator, validator_for
-from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import completion_item, edit_payload, outcome_payload, vote
 
 MISSING = object()
 ODD = [

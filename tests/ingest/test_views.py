@@ -9,25 +9,9 @@ import pytest
 from catalogue.models import ModelAlias
 from ingest.models import Battle, CodeContext, Outcome
 from tests.ingest.helpers import assert_rejected, row_counts
+from tests.ingest.payloads import vote
 
 URL = "/api/v1/battles"
-
-
-def vote(**overrides) -> dict:
-    body = {
-        "pair_id": "p-1",
-        "user_id": "machine-123",
-        "model_a": "gpt-4o-2024-08-06",
-        "model_b": "codestral-2405",
-        "outcome": "model_a",
-        "privacy": "Private",
-        "file_type": "python",
-        "latency_a_ms": 812.5,
-        "latency_b_ms": 640.0,
-        "client_version": "1.4.0",
-    }
-    body.update(overrides)
-    return body
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from ingest.pseudonyms import pseudonymise_user
 from leaderboard.models import RatingConfig
 from leaderboard.recompute import recompute
 from leaderboard.selectors import board
-from tests.ingest.test_extension_routes import completion_item
+from tests.ingest.payloads import completion_item
 
 USER = "vscode-user-1"
 

@@ -9,7 +9,7 @@ import pytest
 from contributors.models import Contributor
 from ingest.models import Battle
 from ingest.pseudonyms import pseudonymise_user
-from tests.ingest.test_extension_routes import outcome_payload
+from tests.ingest.payloads import outcome_payload
 
 META = {"jobTitle": "Data engineer", "industrySector": "Finance", "yearsOfExperience": "5-10"}
 

@@ -140,7 +140,7 @@ def sentry_events(settings):
 def test_an_error_in_a_vote_reaches_sentry_without_the_code(
     sentry_events, models, monkeypatch, client
 ):
-    from tests.ingest.test_extension_routes import outcome_payload
+    from tests.ingest.payloads import outcome_payload
 
     def broken(**kwargs):
         raise RuntimeError("storage exploded")

@@ -14,7 +14,7 @@ from ingest.models import Battle, CodeContext
 from ingest.transfer import export_rows
 from tests.factories import BattleFactory
 from tests.ingest.helpers import all_text_in_database
-from tests.ingest.test_extension_routes import edit_payload, outcome_payload
+from tests.ingest.payloads import edit_payload, outcome_payload
 
 PRIVACIES = ["Private", "Debug", "Research"]
 # Non-ASCII on purpose: lengths are characters, not bytes.

@@ -8,13 +8,9 @@ import pytest
 
 from ingest.models import Battle
 from tests.ingest.helpers import assert_rejected, row_counts
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import batch, vote
 
 URL = "/api/v1/battles/batch"
-
-
-def batch(n: int, **overrides) -> dict:
-    return {"battles": [vote(pair_id=f"b-{i}", **overrides) for i in range(n)]}
 
 
 @pytest.fixture
