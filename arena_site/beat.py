@@ -16,6 +16,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from celery.beat import Scheduler
 
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class JsonScheduler(Scheduler):
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.schedule_filename = kwargs.get("schedule_filename") or "celerybeat-schedule.json"
         super().__init__(*args, **kwargs)
 
@@ -40,7 +41,7 @@ class JsonScheduler(Scheduler):
                 continue
         self.sync()
 
-    def _read(self) -> dict:
+    def _read(self) -> dict[str, Any]:
         try:
             data = json.loads(Path(self.schedule_filename).read_text())
         except FileNotFoundError:
@@ -57,7 +58,7 @@ class JsonScheduler(Scheduler):
     def sync(self) -> None:
         entries = {
             name: {
-                "last_run_at": entry.last_run_at.isoformat(),
+                "last_run_at": entry.last_run_at.isoformat() if entry.last_run_at else None,
                 "total_run_count": entry.total_run_count,
             }
             for name, entry in self.schedule.items()

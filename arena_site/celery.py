@@ -21,7 +21,7 @@ if os.environ.get("LOG_FORMAT") == "json":
     def _say(msg: str, *_stream: object) -> None:
         _said.warning("%s", msg.strip())
 
-    _celery_worker.safe_say = _say
+    _celery_worker.safe_say = _say  # type: ignore[attr-defined]  # celery-types lacks it
 
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponseBadRequest
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -19,11 +20,11 @@ REFUSED = frozenset({"regex", "iregex"})
 
 
 class AdminRegexLookupMiddleware:
-    def __init__(self, get_response: Callable) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
         self._prefix: str | None = None
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if self._prefix is None:
             self._prefix = reverse("admin:index")
         if request.path.startswith(self._prefix) and request.GET:

@@ -12,6 +12,7 @@ counted, never an error: everything cached is rebuilt from PostgreSQL.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from . import jsoncodec
 
@@ -27,17 +28,17 @@ class JsonSerializer:
     """A django-redis serializer (`OPTIONS["SERIALIZER"]`): django-redis stores plain ints
     itself and hands the rest to `dumps`."""
 
-    def __init__(self, options: dict | None = None) -> None:
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
         pass
 
-    def dumps(self, obj) -> bytes | int:
+    def dumps(self, obj: Any) -> bytes | int:
         if type(obj) is int:  # exactly int: a bool is not a counter
             return obj
         if type(obj) is bytes:
             return RAW + obj
         return JSON + jsoncodec.dumps(obj)
 
-    def loads(self, data: bytes):
+    def loads(self, data: bytes) -> Any:
         try:
             return int(data)
         except ValueError:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -76,10 +77,10 @@ def client_ip(request: HttpRequest) -> str | None:
 class UntrustedProxyHeadersMiddleware:
     """Drops `X-Forwarded-Proto` unless the peer is a trusted proxy."""
 
-    def __init__(self, get_response: Callable) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         meta = request.META
         if "HTTP_X_FORWARDED_PROTO" in meta and not is_trusted_proxy(meta.get("REMOTE_ADDR")):
             del meta["HTTP_X_FORWARDED_PROTO"]

@@ -62,16 +62,19 @@ def _encode(v: Any) -> Any:
         if all(isinstance(k, str) for k in v) and TAG not in v:
             return {k: _encode(x) for k, x in v.items()}
         return {TAG: "dict", "items": [[_encode(k), _encode(x)] for k, x in v.items()]}
+    return _encode_tagged(v)
+
+
+def _encode_tagged(v: Any) -> dict[str, Any]:
+    """The types JSON has no form for, each under its tag."""
     if isinstance(v, tuple):
         return {TAG: "tuple", "items": [_encode(x) for x in v]}
     if isinstance(v, bytes | bytearray | memoryview):
         return {TAG: "bytes", "b64": base64.b64encode(bytes(v)).decode("ascii")}
     if isinstance(v, set | frozenset):
         return {TAG: type(v).__name__, "items": [_encode(x) for x in v]}
-    if isinstance(v, dt.datetime):
-        return {TAG: "datetime", "iso": v.isoformat()}
-    if isinstance(v, dt.date):
-        return {TAG: "date", "iso": v.isoformat()}
+    if isinstance(v, dt.datetime | dt.date):
+        return {TAG: "datetime" if isinstance(v, dt.datetime) else "date", "iso": v.isoformat()}
     if isinstance(v, np.ndarray):
         if v.dtype.hasobject:
             raise TypeError("numpy arrays of Python objects are not carried")
@@ -89,35 +92,36 @@ def _encode(v: Any) -> Any:
     raise TypeError(f"{type(v).__module__}.{type(v).__qualname__} is not carried as JSON")
 
 
-def _decode(d: dict) -> Any:
+def _decode_ndarray(d: dict[str, Any]) -> np.ndarray:
+    dtype = np.dtype(d["dtype"])
+    if dtype.hasobject:
+        raise ValueError("numpy arrays of Python objects are not carried")
+    data = base64.b64decode(d["b64"])
+    return np.frombuffer(data, dtype=dtype).reshape(d["shape"]).copy()
+
+
+_DECODERS: dict[str, Any] = {
+    "dict": lambda d: {_hashable(k): x for k, x in d["items"]},
+    "tuple": lambda d: tuple(d["items"]),
+    "bytes": lambda d: base64.b64decode(d["b64"]),
+    "set": lambda d: {_hashable(x) for x in d["items"]},
+    "frozenset": lambda d: frozenset(_hashable(x) for x in d["items"]),
+    "datetime": lambda d: dt.datetime.fromisoformat(d["iso"]),
+    "date": lambda d: dt.date.fromisoformat(d["iso"]),
+    "ndarray": _decode_ndarray,
+    "npscalar": lambda d: d["value"][()],
+    "dataclass": lambda d: _dataclass(d["cls"], d["fields"]),
+}
+
+
+def _decode(d: dict[str, Any]) -> Any:
     tag = d.get(TAG)
     if tag is None:
         return d
-    if tag == "dict":
-        return {_hashable(k): x for k, x in d["items"]}
-    if tag == "tuple":
-        return tuple(d["items"])
-    if tag == "bytes":
-        return base64.b64decode(d["b64"])
-    if tag == "set":
-        return {_hashable(x) for x in d["items"]}
-    if tag == "frozenset":
-        return frozenset(_hashable(x) for x in d["items"])
-    if tag == "datetime":
-        return dt.datetime.fromisoformat(d["iso"])
-    if tag == "date":
-        return dt.date.fromisoformat(d["iso"])
-    if tag == "ndarray":
-        dtype = np.dtype(d["dtype"])
-        if dtype.hasobject:
-            raise ValueError("numpy arrays of Python objects are not carried")
-        data = base64.b64decode(d["b64"])
-        return np.frombuffer(data, dtype=dtype).reshape(d["shape"]).copy()
-    if tag == "npscalar":
-        return d["value"][()]
-    if tag == "dataclass":
-        return _dataclass(d["cls"], d["fields"])
-    raise ValueError(f"unknown tag {tag!r}")
+    decoder = _DECODERS.get(tag) if isinstance(tag, str) else None
+    if decoder is None:
+        raise ValueError(f"unknown tag {tag!r}")
+    return decoder(d)
 
 
 def _hashable(k: Any) -> Any:
@@ -132,7 +136,7 @@ def _check_own(module: str) -> None:
         raise TypeError(f"dataclasses of {module} are not carried (only the site's own)")
 
 
-def _dataclass(name: str, fields: dict) -> Any:
+def _dataclass(name: str, fields: dict[str, Any]) -> Any:
     module, _, qualname = name.partition(":")
     try:
         _check_own(module)

@@ -26,7 +26,7 @@ def body_limit(path: str) -> int | None:
     """The body limit of `path` in bytes; None where Django's own limits apply (the admin)."""
     if path.startswith("/admin/"):
         return None
-    return (
+    return int(
         settings.ARENA_MAX_BATCH_BODY_BYTES
         if path.endswith("/batch")
         else settings.ARENA_MAX_BODY_BYTES

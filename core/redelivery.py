@@ -14,6 +14,7 @@ message. With another broker (none is used here) the step does nothing.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import bootsteps
 from django.conf import settings
@@ -24,13 +25,13 @@ log = logging.getLogger(__name__)
 
 
 class RestoreUnacked(bootsteps.StartStopStep):
-    requires = {"celery.worker.consumer.tasks:Tasks"}
+    requires = ("celery.worker.consumer.tasks:Tasks",)
 
-    def __init__(self, parent, **kwargs) -> None:
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
         super().__init__(parent, **kwargs)
-        self.tref = None
+        self.tref: Any = None
 
-    def start(self, parent) -> None:
+    def start(self, parent: Any) -> None:
         consumer = getattr(parent, "task_consumer", None)
         qos = getattr(getattr(consumer, "channel", None), "qos", None)
         restore_visible = getattr(qos, "restore_visible", None)
@@ -46,7 +47,7 @@ class RestoreUnacked(bootsteps.StartStopStep):
 
         self.tref = parent.timer.call_repeatedly(settings.REDELIVERY_CHECK_SECONDS, restore)
 
-    def stop(self, parent) -> None:
+    def stop(self, parent: Any) -> None:
         if self.tref is not None:
             self.tref.cancel()
             self.tref = None

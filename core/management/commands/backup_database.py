@@ -11,8 +11,9 @@ import datetime as dt
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.pg_tools import connection_args, tool
 
@@ -20,10 +21,10 @@ from core.pg_tools import connection_args, tool
 class Command(BaseCommand):
     help = "Dump the site's PostgreSQL database into a new file (pg_dump --format=custom)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dir", default="/var/backups/arena", help="where the dump goes")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         directory = Path(options["dir"])
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H%M%SZ")
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         conn, env = connection_args()
         old_umask = os.umask(0o077)
         try:
-            run = subprocess.run(
+            run = subprocess.run(  # noqa: S603 -- the site's own pg_dump and settings, no shell
                 [tool("pg_dump"), "--format=custom", "--no-owner", "--no-acl", "--file", str(partial), *conn],
                 env=env, capture_output=True, text=True,
             )  # fmt: skip

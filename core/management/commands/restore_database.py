@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from core.pg_tools import connection_args, tool
@@ -22,11 +23,11 @@ from core.pg_tools import connection_args, tool
 class Command(BaseCommand):
     help = "Restore the site's PostgreSQL database from a backup_database dump (replaces it)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("dump", type=Path)
         parser.add_argument("--yes", action="store_true", help="confirm: the database is replaced")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         dump: Path = options["dump"]
         if not dump.is_file():
             raise CommandError(f"{dump}: no such file")
@@ -34,7 +35,7 @@ class Command(BaseCommand):
             raise CommandError("This replaces the site's database with the dump: add --yes.")
         connections.close_all()
         conn, env = connection_args()
-        run = subprocess.run(
+        run = subprocess.run(  # noqa: S603 -- the site's own pg_dump/pg_restore and settings, no shell
             [tool("pg_restore"), "--clean", "--if-exists", "--no-owner", "--no-acl",
              "--single-transaction", "--exit-on-error", *conn, str(dump)],
             env=env, capture_output=True, text=True,
