@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from . import (
@@ -49,7 +52,7 @@ from .wellformed import ISSUES
 
 
 @admin.register(EvaluationRun)
-class EvaluationRunAdmin(admin.ModelAdmin):
+class EvaluationRunAdmin(admin.ModelAdmin[EvaluationRun]):
     list_display = (
         "id",
         "suite",
@@ -71,7 +74,9 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     change_form_template = "admin/evaluations/evaluationrun/change_form.html"
     change_list_template = "admin/evaluations/evaluationrun/change_list.html"
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: EvaluationRun | None = None
+    ) -> list[str]:
         return [f.name for f in EvaluationRun._meta.fields]
 
     @admin.display(description="progress")
@@ -96,7 +101,9 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
     # --- starting runs -------------------------------------------------------------
 
-    def add_view(self, request, form_url="", extra_context=None):
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied
         form = StartRunForm(request.POST or None, initial=request.GET.dict())
@@ -119,7 +126,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/evaluations/evaluationrun/start.html", context)
 
-    def _start(self, request, form: StartRunForm) -> list[EvaluationRun]:
+    def _start(self, request: HttpRequest, form: StartRunForm) -> list[EvaluationRun]:
         data = form.cleaned_data
         qset = data.get("question_set")
         datasets = {
@@ -150,13 +157,21 @@ class EvaluationRunAdmin(admin.ModelAdmin):
             return []
         return runs
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         context = {**(extra_context or {}), "sandbox": sandbox_state()}
         return super().changelist_view(request, context)
 
     # --- a run's page ----------------------------------------------------------------
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         run = get_object_or_404(EvaluationRun, pk=object_id)
         context = {
             "run": run,
@@ -175,22 +190,22 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     # --- actions -----------------------------------------------------------------------
 
     @admin.action(description="Cancel selected runs (between items)", permissions=["change"])
-    def cancel(self, request, queryset):
+    def cancel(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
         n = sum(services.cancel_run(run) for run in queryset)
         self.message_user(request, f"Cancelled {n} run(s).", messages.SUCCESS)
 
     @admin.action(description="Resume selected runs", permissions=["change"])
-    def resume(self, request, queryset):
+    def resume(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
         n = sum(services.resume_run(run) for run in queryset)
         self.message_user(request, f"Queued {n} run(s) again.", messages.SUCCESS)
 
     @admin.action(description="Retry the items whose calls failed", permissions=["change"])
-    def retry_errors(self, request, queryset):
+    def retry_errors(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
         n = sum(services.retry_errors(run) for run in queryset)
         self.message_user(request, f"{n} item(s) queued again.", messages.SUCCESS)
 
     @admin.action(description="Publish the scores again (external boards)", permissions=["change"])
-    def publish(self, request, queryset):
+    def publish(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
         boards = 0
         for run in queryset.filter(status="done"):
             boards += len(publish_run(run).boards)
@@ -198,7 +213,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
     # --- the FiM check report ------------------------------------------------------------
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         return [
             path(
                 "fim-report/",
@@ -208,7 +223,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
-    def fim_report_view(self, request):
+    def fim_report_view(self, request: HttpRequest) -> HttpResponse:
         if not self.has_view_permission(request):
             raise PermissionDenied
         from django.conf import settings
@@ -227,7 +242,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(EvaluationItem)
-class EvaluationItemAdmin(admin.ModelAdmin):
+class EvaluationItemAdmin(admin.ModelAdmin[EvaluationItem]):
     list_display = (
         "run",
         "position",
@@ -244,26 +259,28 @@ class EvaluationItemAdmin(admin.ModelAdmin):
     search_fields = ("item_key",)
     list_select_related = ("run",)
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(
+        self, request: HttpRequest, obj: EvaluationItem | None = None
+    ) -> bool:
         return False
 
 
-class QuestionInline(admin.TabularInline):
+class QuestionInline(admin.TabularInline[Question, QuestionSet]):
     model = Question
     extra = 0
     fields = ("position", "question_id", "category", "language", "difficulty", "question")
     readonly_fields = fields
     can_delete = False
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: QuestionSet | None = None) -> bool:
         return False
 
 
 @admin.register(QuestionSet)
-class QuestionSetAdmin(admin.ModelAdmin):
+class QuestionSetAdmin(admin.ModelAdmin[QuestionSet]):
     list_display = ("name", "size", "file_name", "imported_at")
     readonly_fields = ("name", "file_name", "file_sha256", "imported_at")
     inlines = [QuestionInline]
@@ -273,7 +290,7 @@ class QuestionSetAdmin(admin.ModelAdmin):
     def size(self, obj: QuestionSet) -> int:
         return obj.questions.count()
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         return [
             path(
                 "example/",
@@ -283,14 +300,16 @@ class QuestionSetAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
-    def example_view(self, request):
+    def example_view(self, request: HttpRequest) -> HttpResponse:
         if request.method != "POST" or not self.has_add_permission(request):
             raise PermissionDenied
         qset = services.ensure_example_set()
         self.message_user(request, f"{qset.name}: {qset.questions.count()} questions.")
         return redirect(reverse("admin:evaluations_questionset_changelist"))
 
-    def add_view(self, request, form_url="", extra_context=None):
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied
         form = ImportQuestionsForm(request.POST or None, request.FILES or None)
@@ -324,5 +343,5 @@ class QuestionSetAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeEndpoint)
-class JudgeEndpointAdmin(admin.ModelAdmin):
+class JudgeEndpointAdmin(admin.ModelAdmin[JudgeEndpoint]):
     list_display = ("name", "base_url", "remote_model", "api_key_env", "max_concurrency")

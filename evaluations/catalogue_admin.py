@@ -11,7 +11,11 @@ and the model's latest results; its form adds the public-visibility guard
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
+from django.forms import ModelForm
+from django.http import HttpRequest, HttpResponse
 
 from catalogue.admin import ArenaModelAdmin
 from catalogue.models import ArenaModel
@@ -21,8 +25,8 @@ from .selectors import latest_runs, public_check, recent_runs
 
 
 class GuardedModelForm(AuditedModelForm):
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         if "visibility" in data:
             check = public_check(self.instance, data.get("visibility"))
             if check is not None and check.block:
@@ -34,13 +38,21 @@ class EvaluatedArenaModelAdmin(ArenaModelAdmin):
     form = GuardedModelForm
     change_form_template = "admin/evaluations/arenamodel_change_form.html"
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: ArenaModel, form: ModelForm[ArenaModel], change: bool
+    ) -> None:
         check = public_check(obj, obj.visibility)
         super().save_model(request, obj, form, change)
         if check is not None:
             self.message_user(request, check.message, messages.WARNING)
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         model = ArenaModel.objects.filter(pk=object_id).first()
         extra = {
             "evaluation_results": latest_runs(model) if model else [],

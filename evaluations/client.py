@@ -130,14 +130,14 @@ _thread = threading.local()
 
 
 def meter() -> Meter:
-    if not hasattr(_thread, "meter"):
-        _thread.meter = Meter()
-    return _thread.meter
+    current: Meter | None = getattr(_thread, "meter", None)
+    return current if current is not None else reset_meter()
 
 
 def reset_meter() -> Meter:
-    _thread.meter = Meter()
-    return _thread.meter
+    fresh = Meter()
+    _thread.meter = fresh
+    return fresh
 
 
 def _loop_and_client() -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:

@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -64,7 +64,7 @@ def _lease() -> timedelta:
     return timedelta(seconds=float(settings.EVALUATION_LEASE_SECONDS))
 
 
-def claimable(run_id: int, now=None) -> Q:
+def claimable(run_id: int, now: datetime | None = None) -> Q:
     now = now or timezone.now()
     return Q(run_id=run_id) & (
         Q(state=ItemState.PENDING) | Q(state=ItemState.RUNNING, lease_until__lt=now)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.db.models import QuerySet
 
@@ -66,7 +68,7 @@ class StartRunForm(forms.Form):
         "provider are capped across all workers by its limit.",
     )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         fields = self.fields
         fields["model"].queryset = models_with_provider()  # type: ignore[attr-defined]

@@ -146,7 +146,9 @@ def prepare(run: EvaluationRun) -> Prepared:
     return Prepared(_judge_item(run, model))
 
 
-def _humaneval_item(model: Caller, limits: Limits, config: SandboxConfig):
+def _humaneval_item(
+    model: Caller, limits: Limits, config: SandboxConfig
+) -> Callable[[str], Outcome]:
     problems = _humaneval()
 
     def execute(key: str) -> Outcome:
@@ -165,7 +167,9 @@ def _humaneval_item(model: Caller, limits: Limits, config: SandboxConfig):
     return execute
 
 
-def _infill_item(model: Caller, which: str, chat: bool, limits: Limits, config: SandboxConfig):
+def _infill_item(
+    model: Caller, which: str, chat: bool, limits: Limits, config: SandboxConfig
+) -> Callable[[str], Outcome]:
     problems = _infilling(which)
 
     def execute(key: str) -> Outcome:
@@ -202,7 +206,7 @@ def _game(game: jd.Game | None) -> dict[str, Any] | None:
     }
 
 
-def _judge_item(run: EvaluationRun, model: Caller):
+def _judge_item(run: EvaluationRun, model: Caller) -> Callable[[str], Outcome]:
     rows = {q.question_id: q for q in Question.objects.filter(question_set__name=run.dataset)}
     judge = Caller(endpoint(run.judge_settings), generation(jd.GENERATION))
     baseline_id = run.baseline_model_id

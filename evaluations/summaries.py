@@ -89,7 +89,9 @@ def stored_judgement(row: EvaluationItem) -> jd.JudgedItem:
     )
 
 
-def summarize(run: EvaluationRun, items: Iterable[EvaluationItem]) -> tuple[float | None, dict]:
+def summarize(
+    run: EvaluationRun, items: Iterable[EvaluationItem]
+) -> tuple[float | None, dict[str, Any]]:
     """The run's headline score in % (None when nothing could be scored) and its summary."""
     rows = list(items)
     statuses = dict(Counter(r.outcome for r in rows))

@@ -40,7 +40,7 @@ def resume_evaluations() -> list[int]:
 
 
 @worker_ready.connect
-def _resume_after_start(**_kwargs) -> None:
+def _resume_after_start(**_kwargs: object) -> None:
     try:
         resume_evaluations.apply_async(countdown=float(settings.EVALUATION_LEASE_SECONDS) + 1.0)
     except Exception:  # the beat schedule does it later

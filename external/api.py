@@ -9,6 +9,7 @@ from django.utils.decorators import method_decorator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
 
 from leaderboard import selectors as lb_selectors
 from leaderboard.api import CachedReadView
@@ -39,7 +40,7 @@ class CorrelationsAPI(CachedReadView):
             modified=lambda _r: selectors.correlations_computed_at(),
         )
     )
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         slice_key = request.query_params.get("slice") or None
         source = request.query_params.get("source") or None
         sid = lb_selectors.published_snapshot_id()

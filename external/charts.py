@@ -7,21 +7,23 @@ and the table next to the charts carries the same numbers for readers without Ja
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import plotly.graph_objects as go
 
 from leaderboard.charts import LAYOUT
 
 
-def _as_dict(fig: go.Figure) -> dict:
-    return json.loads(fig.to_json())
+def _as_dict(fig: go.Figure) -> dict[str, Any]:
+    parsed: dict[str, Any] = json.loads(fig.to_json())
+    return parsed
 
 
 def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def scatter(results: list[dict], source_name: str) -> dict:
+def scatter(results: list[dict[str, Any]], source_name: str) -> dict[str, Any]:
     """Arena rating against the source's score, one trace per board (a menu switches them)."""
     traces = []
     for i, r in enumerate(results):
@@ -43,7 +45,7 @@ def scatter(results: list[dict], source_name: str) -> dict:
             )
         )
 
-    def title(r: dict) -> str:
+    def title(r: dict[str, Any]) -> str:
         rho, pr = r["spearman"], r["pearson"]
         return (
             f"{r['board']}: Spearman {_fmt(rho['value'])} "
@@ -51,7 +53,7 @@ def scatter(results: list[dict], source_name: str) -> dict:
             f"Pearson {_fmt(pr['value'])}, n = {r['n']}"
         )
 
-    def x_range(r: dict) -> list[float] | None:
+    def x_range(r: dict[str, Any]) -> list[float] | None:
         # Room on both sides for the model names written next to the points.
         xs = [p["score"] for p in r["models"]]
         if not xs:
@@ -60,7 +62,7 @@ def scatter(results: list[dict], source_name: str) -> dict:
         pad = 0.18 * (hi - lo) if hi > lo else 1.0
         return [lo - pad, hi + pad]
 
-    def heading(r: dict) -> dict:
+    def heading(r: dict[str, Any]) -> dict[str, Any]:
         return {
             "text": title(r),
             "font": {"size": 13},
@@ -104,7 +106,7 @@ def scatter(results: list[dict], source_name: str) -> dict:
     return _as_dict(fig)
 
 
-def slice_bars(results: list[dict]) -> dict:
+def slice_bars(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Spearman with its interval for one board across the overall board and each slice."""
     fig = go.Figure(
         go.Scatter(

@@ -71,7 +71,7 @@ def _sha256(paths: Sequence[Path]) -> str:
 
 
 def _group(
-    rows: list[ExternalScoreRow], *, release: str, paths: Sequence[Path], details: dict
+    rows: list[ExternalScoreRow], *, release: str, paths: Sequence[Path], details: dict[str, Any]
 ) -> list[ParsedBoard]:
     if not rows:
         raise BenchmarkFormatError(str(paths[0]), "no scores found")
@@ -251,7 +251,9 @@ def _codearena_csv(path: Path) -> tuple[list[ExternalScoreRow], dict[str, Any]]:
     return _rows(overall, categories, details), details
 
 
-def _rows(overall: dict, categories: dict, details: dict) -> list[ExternalScoreRow]:
+def _rows(
+    overall: dict[str, Any], categories: dict[str, Any], details: dict[str, Any]
+) -> list[ExternalScoreRow]:
     return [
         ExternalScoreRow(
             "codearena",

@@ -7,6 +7,7 @@ when a new snapshot or new correlations are stored.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.core.cache import cache
 
@@ -27,7 +28,9 @@ def slice_label(key: str) -> str:
     return f"{DIMENSIONS.get(dimension, dimension)}: {value}"
 
 
-def _estimate(value, lower, upper, p) -> dict:
+def _estimate(
+    value: float | None, lower: float | None, upper: float | None, p: float | None
+) -> dict[str, Any]:
     return {"value": value, "ci_lower": lower, "ci_upper": upper, "p_value": p}
 
 
@@ -40,7 +43,7 @@ def _caveats() -> dict[tuple[int, str], str]:
     }
 
 
-def _build(sid: int) -> dict | None:
+def _build(sid: int) -> dict[str, Any] | None:
     rows = list(
         CorrelationResult.objects.filter(snapshot_id=sid)
         .select_related("board__source")
@@ -88,7 +91,7 @@ def _build(sid: int) -> dict | None:
     }
 
 
-def correlations(*, snapshot_id: int | None = None) -> dict | None:
+def correlations(*, snapshot_id: int | None = None) -> dict[str, Any] | None:
     """Correlations of the published snapshot (or the newest earlier one while pending).
 
     Returns None when no snapshot has any. ``pending`` is true when the published snapshot's
@@ -98,7 +101,7 @@ def correlations(*, snapshot_id: int | None = None) -> dict | None:
     if sid is None:
         return None
     key = f"{CACHE_PREFIX}:{sid}"
-    data = cache.get(key)
+    data: dict[str, Any] | None = cache.get(key)
     if data is not None:
         return data
     data = _build(sid)
@@ -133,7 +136,7 @@ def correlations_computed_at() -> dt.datetime | None:
     return dt.datetime.fromisoformat(data["computed_at"]) if data is not None else None
 
 
-def correlations_page(*, chosen: str) -> dict | None:
+def correlations_page(*, chosen: str) -> dict[str, Any] | None:
     """What the correlations page shows for one slice; None when the slice has none.
 
     Human-preference leaderboards come first, then the static benchmarks; caveated name
@@ -163,11 +166,11 @@ def correlations_page(*, chosen: str) -> dict | None:
         }
         for r in results
     ]
-    by_source: dict[str, list[dict]] = {}
+    by_source: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         by_source.setdefault(r["source_name"], []).append(r)
     # Board x slice summary of Spearman values, one row per board.
-    summary: dict[int, dict] = {}
+    summary: dict[int, dict[str, Any]] = {}
     for r in data["results"]:
         row = summary.setdefault(r["board_id"], {"board": r["board"], "cells": {}})
         row["cells"][r["slice"]] = r
@@ -189,7 +192,7 @@ def correlations_page(*, chosen: str) -> dict | None:
     }
 
 
-def external_catalogue() -> dict:
+def external_catalogue() -> dict[str, Any]:
     """Every board with its match counts, and the public models' scores on each board."""
     boards = list(
         ExternalBoard.objects.select_related("source").order_by("source__name", "metric", "release")

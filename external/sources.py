@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from .models import SourceKind
 
@@ -117,7 +118,7 @@ PUBLISHED_REFERENCE = {
 class DemoImport:
     format: str
     paths: tuple[str, ...]  # relative to settings.BASE_DIR (the arena_site package)
-    options: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 # The files `load_demo` imports (one release per source, nearest to the seed's Jan 2025

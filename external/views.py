@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.http import Http404
+from datetime import datetime
+
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from leaderboard import selectors as lb_selectors
@@ -12,17 +14,17 @@ from leaderboard.page_cache import cached_per_snapshot
 from . import charts, selectors
 
 
-def _correlations_version(_request) -> str:
+def _correlations_version(_request: HttpRequest) -> str:
     return selectors.correlations_version()
 
 
-def _correlations_modified(_request):
+def _correlations_modified(_request: HttpRequest) -> datetime | None:
     return selectors.correlations_computed_at()
 
 
 @public_read(version=_correlations_version, modified=_correlations_modified)
 @cached_per_snapshot(version=_correlations_version)
-def correlations(request):
+def correlations(request: HttpRequest) -> HttpResponse:
     chosen = request.GET.get("slice", "overall")
     page = selectors.correlations_page(chosen=chosen)
     if page is None:
@@ -43,6 +45,6 @@ def correlations(request):
     return render(request, "external/correlations.html", context)
 
 
-def external_scores(request):
+def external_scores(request: HttpRequest) -> HttpResponse:
     data = selectors.external_catalogue()
     return render(request, "external/scores.html", {**data, "charts": []})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluations.services import import_question_set
@@ -15,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="the set's name (a slug)")
         parser.add_argument("--taxonomy", help="CodeArena's tasktype_to_levels.json")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             qset = import_question_set(
                 name=options["name"], path=options["path"], taxonomy=options["taxonomy"]

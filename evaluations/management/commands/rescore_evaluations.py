@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandParser
 
 from evaluations.services import rescore_runs
@@ -16,7 +18,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run_ids", nargs="*", type=int, help="only these runs (default: all)")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         runs = rescore_runs(run_ids=options["run_ids"] or None)
         for run in runs:
             score = "-" if run.score is None else f"{run.score:.1f}%"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -44,7 +46,7 @@ class Command(BaseCommand):
             "--inline", action="store_true", help="run in this process and print the result"
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         model = _model(options["model"], "model")
         assert model is not None
         judge_model = judge_endpoint = None

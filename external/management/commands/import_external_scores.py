@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 
 from core.cli import readable_file
 from external.benchmark_formats import BenchmarkFormatError
@@ -13,7 +14,7 @@ from external.importers import FORMATS
 from external.services import ImportReport, import_demo_scores, import_scores
 
 
-def write_report(stdout, report: ImportReport, *, wrap: int = 100) -> None:
+def write_report(stdout: OutputWrapper, report: ImportReport, *, wrap: int = 100) -> None:
     for b in report.boards:
         stdout.write(
             f"{b.label}: {b.scores} score(s){' (replacing the earlier import)' if b.replaced else ''}"
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         "--demo imports the files load_demo uses."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("format", nargs="?", choices=FORMATS)
         parser.add_argument("files", nargs="*", type=Path)
         parser.add_argument("--release", help="Label of this release (default: from the file).")
@@ -50,7 +51,17 @@ class Command(BaseCommand):
         parser.add_argument("--end", help="LiveCodeBench: problems before this date.")
         parser.add_argument("--demo", action="store_true", help="Import the demo files.")
 
-    def handle(self, *args, format, files, release, start, end, demo, **options):
+    def handle(
+        self,
+        *args: Any,
+        format: str | None,
+        files: list[Path],
+        release: str | None,
+        start: str | None,
+        end: str | None,
+        demo: bool,
+        **options: Any,
+    ) -> None:
         try:
             if demo:
                 if format or files:
