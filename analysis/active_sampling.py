@@ -69,7 +69,7 @@ __all__ = [
 # Pseudo-votes per pair in the information term: a pair never played is worth one vote.
 PRIOR_VOTES = 1.0
 # Neighbour gaps among the top TOP + 1 ranks count as targets, each TOP_WEIGHT times a
-# model's own interval; a model under the vote minimum counts 1 + COLD_WEIGHT times.
+# model's own interval; a pair with a model under the vote minimum, 1 + COLD_WEIGHT times.
 TOP = 3
 TOP_WEIGHT = 4.0
 COLD_WEIGHT = 4.0

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,3 +177,19 @@ def test_simulated_newcomer_reaches_the_minimum_sooner_and_weights_stay_unbiased
     for run in info:
         assert run.wait_median > 0 and run.wait_p90 >= run.wait_median
         assert np.abs(run.error_weighted).max() < 60  # a few standard errors at 3,000 votes
+
+
+def test_the_benchmark_runs_in_its_quick_mode():
+    """`benchmarks/bench_active_sampling.py --quick --no-write`, as docs/ratings.md shows it."""
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "benchmarks/bench_active_sampling.py", "--quick", "--no-write"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    for name in ("uniform", "latency-aware (today)", "information lambda=0.4"):
+        assert f"| {name} |" in out
+    assert "Largest lambda keeping the median wait" in out
