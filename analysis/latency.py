@@ -363,6 +363,8 @@ def pair_distribution(
     tau: float,
     floor: float,
     active: Sequence[bool] | np.ndarray | None = None,
+    information: np.ndarray | None = None,
+    information_weight: float = 0.0,
 ) -> np.ndarray:
     """Probability of each unordered pair ``i < j``: ``floor * u + (1 - floor) * softmax``.
 
@@ -371,6 +373,9 @@ def pair_distribution(
     ``floor`` in [0, 1] the guaranteed fraction of the uniform share ``u`` for every pair.
     ``active`` (one bool per model) restricts the draw to pairs of active models, e.g. those
     carrying the requested tags; ``u`` is then uniform over active pairs.
+    ``information`` (K x K, > 0 on the pairs drawn; ``analysis.active_sampling``) with
+    ``information_weight`` lambda in [0, 1] replaces the softmax weights ``z`` by
+    ``z^(1 - lambda) * information^lambda`` (normalised): lambda = 0 is latency alone.
     Returns a K x K array, non-zero only in the strict upper triangle, summing to 1.
     """
     c = np.asarray(cost, dtype=float)
@@ -380,6 +385,8 @@ def pair_distribution(
         raise ValueError("floor must be in [0, 1]")
     if not tau >= 0:
         raise ValueError("tau must be >= 0")
+    if not 0.0 <= information_weight <= 1.0:
+        raise ValueError("information_weight must be in [0, 1]")
     mask = _pair_mask(c.shape[0], active)
     vals = c[mask]
     if not np.all(np.isfinite(vals)):
@@ -387,15 +394,22 @@ def pair_distribution(
     npairs = vals.size
     uniform = np.full(npairs, 1.0 / npairs)
     if math.isinf(tau):
-        soft = uniform
+        log_z = np.zeros(npairs)
     elif tau == 0:
-        best = vals == vals.min()
-        soft = best / best.sum()
+        log_z = np.where(vals == vals.min(), 0.0, -np.inf)
     else:
-        # Shift by the minimum so the largest weight is exp(0) = 1: no overflow or
-        # all-zero underflow however small tau is.
-        z = np.exp(-(vals - vals.min()) / tau)
-        soft = z / z.sum()
+        log_z = -(vals - vals.min()) / tau
+    if information is not None and information_weight > 0:
+        info = np.asarray(information, dtype=float)[mask]
+        if info.shape != vals.shape or not np.all(info > 0) or not np.all(np.isfinite(info)):
+            raise ValueError("information must be finite and > 0 on every pair drawn")
+        # Mixed in log space: neither part may under- or overflow the other.
+        latency = (1.0 - information_weight) * log_z if information_weight < 1 else 0.0
+        log_z = latency + information_weight * np.log(info)
+    # Shift by the maximum so the largest weight is exp(0) = 1: no overflow or all-zero
+    # underflow however small tau is.
+    z = np.exp(log_z - log_z.max())
+    soft = z / z.sum()
     probs = np.zeros_like(c)
     probs[mask] = floor * uniform + (1.0 - floor) * soft
     return probs

@@ -70,7 +70,14 @@ class ModelProviderAdmin(admin.ModelAdmin):
 @admin.register(SamplingConfig)
 class SamplingConfigAdmin(admin.ModelAdmin):
     change_form_template = "admin/serving/samplingconfig/change_form.html"
-    fields = ("tau_seconds", "floor", "prior_weight", "window_days", "max_samples_per_model")
+    fields = (
+        "tau_seconds",
+        "floor",
+        "information_weight",
+        "prior_weight",
+        "window_days",
+        "max_samples_per_model",
+    )
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -113,7 +120,11 @@ class SamplingConfigAdmin(admin.ModelAdmin):
         slots = [slot_for(p) for p in providers]
         fits = fits_for(slots, dist, prior_weight=config.prior_weight)
         table = sampling_table(
-            [s.key for s in slots], fits, tau=sampling_tau(config), floor=config.floor
+            [s.key for s in slots],
+            fits,
+            tau=sampling_tau(config),
+            floor=config.floor,
+            information_weight=config.information_weight,
         )
         missing = [p.model.key for p in providers if not p.key_present]
         context = {

@@ -39,7 +39,13 @@ def fit_pair_distribution(*, now: datetime | None = None) -> PairDistribution:
     prior = pooled_prior(latencies, weight=config.prior_weight)
     fits = [fit_lognormal(latencies[s.model_id], prior=prior) for s in slots]
     tau = sampling_tau(config)
-    table = sampling_table([s.key for s in slots], fits, tau=tau, floor=config.floor)
+    table = sampling_table(
+        [s.key for s in slots],
+        fits,
+        tau=tau,
+        floor=config.floor,
+        information_weight=config.information_weight,
+    )
     row = PairDistribution.objects.create(
         computed_at=now,
         window_days=config.window_days,
@@ -53,6 +59,7 @@ def fit_pair_distribution(*, now: datetime | None = None) -> PairDistribution:
         ],
         tau_seconds=None if math.isinf(tau) else tau,
         floor=config.floor,
+        information_weight=config.information_weight,
         pairs=table.pairs if table else [],
         median_wait_s=table.median_wait_s if table else None,
         uniform_median_wait_s=table.uniform_median_wait_s if table else None,

@@ -3,7 +3,7 @@
 - `ModelProvider`: how to reach one catalogue model (one-to-one with `ArenaModel`). The API
   key is never stored: only the *name* of the environment variable that holds it.
 - `SamplingConfig`: one row; temperature and floor of the latency-aware pair distribution,
-  the prior's weight and the latency window.
+  the weight of the information term, the prior's weight and the latency window.
 - `PairDistribution`: the result of one latency fit (per-model log-normal fits, the prior,
   the pair table under the config of the time). The endpoint uses the newest row's fits with
   the *current* config, so changing tau or the floor takes effect without a refit.
@@ -21,6 +21,9 @@ from django.db import models
 from django.utils import timezone
 
 from catalogue.models import ArenaModel, Visibility
+
+# The measured default mix of latency and information (benchmarks/bench_active_sampling.py).
+DEFAULT_INFORMATION_WEIGHT = 0.4
 
 # Visibilities whose models are served (hidden and retired ones are not).
 SERVED_VISIBILITIES = (Visibility.PUBLIC, Visibility.PRIVATE)
@@ -138,6 +141,16 @@ class SamplingConfig(models.Model):
         help_text="Every pair keeps at least this fraction of its uniform share, so slow "
         "models still get votes.",
     )
+    information_weight = models.FloatField(
+        "information weight (lambda)",
+        default=DEFAULT_INFORMATION_WEIGHT,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Mix of latency and information: p_ij ∝ exp(-(1 - lambda) E_ij / tau) x "
+        "info_ij^lambda above the floor, info_ij = how much one more vote on the pair would "
+        "narrow the published board's intervals and top-rank gaps (a model under the vote "
+        "minimum counts more). 0 = latency only, 1 = information only; without a published "
+        "board, latency only (docs/ratings.md, 'Information-aware sampling').",
+    )
     prior_weight = models.FloatField(
         default=5.0,
         validators=[MinValueValidator(0.0)],
@@ -183,6 +196,8 @@ class PairDistribution(models.Model):
     # Config at fit time and the resulting table, kept as a record of what was served.
     tau_seconds = models.FloatField(null=True, blank=True)
     floor = models.FloatField()
+    # lambda at fit time; the table's information term read the board published then.
+    information_weight = models.FloatField(default=0.0)
     # [{"a", "b", "p", "expected_s", "median_s"}] over the models servable at fit time.
     pairs = models.JSONField(default=list)
     median_wait_s = models.FloatField(null=True, blank=True)

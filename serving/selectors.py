@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
+from analysis.active_sampling import fit_pair_ratings, pair_information, pair_tables
 from analysis.latency import (
     DEFAULT_PRIOR,
     LogNormalFit,
@@ -31,6 +33,8 @@ from analysis.latency import (
     pair_latency_matrix,
 )
 from ingest.models import CompletionLog
+from leaderboard.models import RatingConfig
+from leaderboard.selectors import overall_counts, published_snapshot_id
 
 from .engine import Slot
 from .models import SERVED_VISIBILITIES, ModelProvider, PairDistribution, SamplingConfig
@@ -52,6 +56,9 @@ class ServingState:
     tau: float  # math.inf = uniform
     floor: float
     distribution_id: int | None
+    # K x K information term from the published board (None: none published or lambda 0).
+    information: np.ndarray | None = None
+    information_weight: float = 0.0
     loaded_at: float = field(default_factory=time.monotonic)
     _probs: dict[tuple[bool, frozenset[str]], np.ndarray | None] = field(
         default_factory=dict, repr=False
@@ -74,7 +81,14 @@ class ServingState:
         active = self.active(chat_only=chat_only, tags=tags)
         probs = None
         if self.expected is not None and sum(active) >= 2:
-            probs = pair_distribution(self.expected, tau=self.tau, floor=self.floor, active=active)
+            probs = pair_distribution(
+                self.expected,
+                tau=self.tau,
+                floor=self.floor,
+                active=active,
+                information=self.information,
+                information_weight=self.information_weight,
+            )
         if len(self._probs) < _MAX_CACHED_TAG_SETS:
             self._probs[key] = probs
         return probs
@@ -131,6 +145,47 @@ def fits_for(
     return tuple(known.get(s.model_id, LogNormalFit(prior.mu, prior.sigma, 0)) for s in slots)
 
 
+def board_information(keys: Sequence[str], *, weight: float) -> np.ndarray | None:
+    """The information term (``analysis.active_sampling``) for these models, from the
+    published overall board's counts; None when ``weight`` is 0, fewer than two models, or
+    no board is published (then the sampler is latency-aware only).
+
+    Ratings are refitted from the board's counts (log-odds, one tied pseudo-vote per pair
+    for a finite fit), so private models, which the public board hides, count too. A model
+    not on the board (under the vote minimum, or new) has no counts, the board's mean
+    rating, and is cold. Cached per published snapshot and model list.
+    """
+    sid = published_snapshot_id() if weight > 0 and len(keys) >= 2 else None
+    if sid is None:
+        return None
+    cache_key = (sid, tuple(keys))
+    cached = _information_cache.get(cache_key)
+    if cached is not None:
+        return cached
+    counts = overall_counts(snapshot_id=sid)
+    if counts is None:
+        return None
+    wins, games = pair_tables(counts)
+    theta, _ = fit_pair_ratings(wins, prior_votes=1.0)
+    where = {key: i for i, key in enumerate(counts.models)}
+    idx = np.array([where.get(key, -1) for key in keys])
+    on = idx >= 0
+    k = len(keys)
+    sub_games = np.zeros((k, k))
+    sub_games[np.ix_(on, on)] = games[np.ix_(idx[on], idx[on])]
+    sub_theta = np.zeros(k)
+    sub_theta[on] = theta[idx[on]]
+    sub_theta[~on] = sub_theta[on].mean() if on.any() else 0.0
+    minimum = RatingConfig.current().min_model_votes
+    info = pair_information(sub_games, sub_theta, cold=sub_games.sum(axis=1) < minimum)
+    _information_cache.clear()  # one entry: the published board and the served models
+    _information_cache[cache_key] = info
+    return info
+
+
+_information_cache: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}
+
+
 def _load_state() -> ServingState:
     config = SamplingConfig.current()
     # A provider whose key variable is missing in this process would fail every call:
@@ -146,6 +201,8 @@ def _load_state() -> ServingState:
         tau=sampling_tau(config),
         floor=config.floor,
         distribution_id=dist.pk if dist else None,
+        information=board_information([s.key for s in slots], weight=config.information_weight),
+        information_weight=config.information_weight,
     )
 
 
@@ -156,6 +213,7 @@ _state_lock = threading.Lock()
 def clear_serving_state() -> None:
     global _state
     _state = None
+    _information_cache.clear()
 
 
 def serving_state() -> ServingState:
@@ -232,12 +290,20 @@ def sampling_table(
     *,
     tau: float,
     floor: float,
+    information_weight: float = 0.0,
 ) -> SamplingTable | None:
-    """The pair table the endpoint draws from (None with fewer than two models)."""
+    """The pair table the endpoint draws from (None with fewer than two models); with
+    ``information_weight`` > 0 it includes the published board's information term."""
     if len(keys) < 2:
         return None
     lat = pair_latency_matrix(fits)
-    probs = pair_distribution(lat.expected, tau=tau, floor=floor)
+    probs = pair_distribution(
+        lat.expected,
+        tau=tau,
+        floor=floor,
+        information=board_information(keys, weight=information_weight),
+        information_weight=information_weight,
+    )
     uniform = pair_distribution(lat.expected, tau=math.inf, floor=floor)
     med, p90 = experienced_latency_quantiles(fits, probs, [0.5, 0.9])
     umed, up90 = experienced_latency_quantiles(fits, uniform, [0.5, 0.9])
