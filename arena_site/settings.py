@@ -245,13 +245,30 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
 # JSON only, stated rather than left to Celery's defaults: a pickled message in the queue is
-# refused, never run. Beat keeps its state as JSON too (arena_site/beat.py).
+# refused, never run. Beat keeps its state as JSON too (redbeat's encoder, below).
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_EVENT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_ACCEPT_CONTENT = ["json"]
-CELERY_BEAT_SCHEDULER = "arena_site.beat:JsonScheduler"
+# Beat: exactly one fires, however many run (one per machine, say). celery-redbeat keeps
+# the schedule's state (each entry's last run, JSON) in Redis and takes a Redis lock before
+# scheduling anything, renewed on every tick (at most BEAT_TICK_SECONDS apart); another beat
+# waits for the lock, polling every tick, and takes over once a dead holder's lock expires
+# (BEAT_LOCK_SECONDS), with the same schedule state: nothing run twice, nothing skipped. A
+# holder that cannot renew (Redis gone, the lock expired) exits; its supervisor restarts it.
+# A new entry's last run is "now" (Celery's rule): its first run is one interval after start.
+CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+BEAT_TICK_SECONDS = env.float("BEAT_TICK_SECONDS", default=5.0)
+BEAT_LOCK_SECONDS = env.int("BEAT_LOCK_SECONDS", default=30)
+CELERY_BEAT_MAX_LOOP_INTERVAL = BEAT_TICK_SECONDS
+CELERY_REDBEAT_REDIS_URL = REDIS_URL
+CELERY_REDBEAT_KEY_PREFIX = f"{CACHES['default'].get('KEY_PREFIX') or 'arena'}:beat:"
+CELERY_REDBEAT_LOCK_TIMEOUT = BEAT_LOCK_SECONDS
+CELERY_REDBEAT_REDIS_OPTIONS = {
+    "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+}
 # An evaluation run's driver works for many minutes, longer than CELERY_VISIBILITY_TIMEOUT:
 # acknowledged on receipt, so it is not handed out again while it runs. A driver that dies
 # is resumed from its heartbeat by evaluations.tasks.resume_evaluations instead.

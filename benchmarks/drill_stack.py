@@ -292,7 +292,6 @@ class Stack:
                 "arena_site",
                 "beat",
                 "--loglevel=INFO",
-                f"--schedule={self.base / 'beat-schedule'}",
             ],
         }
         for name, command in commands.items():
