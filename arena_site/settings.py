@@ -489,6 +489,9 @@ SERVING_PAIR_DEADLINE_SECONDS = env.float("SERVING_PAIR_DEADLINE_SECONDS", defau
 SERVING_SUBSTITUTE_MIN_SECONDS = env.float("SERVING_SUBSTITUTE_MIN_SECONDS", default=1.0)
 SERVING_MAX_OUTPUT_TOKENS = env.int("SERVING_MAX_OUTPUT_TOKENS", default=1024)
 SERVING_FIT_INTERVAL_SECONDS = env.int("SERVING_FIT_INTERVAL_SECONDS", default=300)
+# A provider's max_concurrency holds across every pairs process sharing the Redis, not per
+# process (serving/cluster_limit.py); 0: per process only.
+SERVING_CLUSTER_LIMITS = env.bool("SERVING_CLUSTER_LIMITS", default=True)
 # Slice fits of a recompute shared with idle workers (leaderboard/fanout.py); a worker's
 # claim on a slice lapses after this many seconds without a result (it died).
 RECOMPUTE_FAN_OUT = env.bool("RECOMPUTE_FAN_OUT", default=True)
