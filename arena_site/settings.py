@@ -178,6 +178,19 @@ else:
         "max_size": env.int("DATABASE_POOL_SIZE", default=8),
         "timeout": _connect_timeout,
     }
+    # A read replica (streaming, e.g. a managed database's): board reads in GET requests go
+    # there, nothing else (core/db_router.py). Tests use the primary (MIRROR).
+    DATABASE_REPLICA_URL = env.str("DATABASE_REPLICA_URL", default="")
+    if DATABASE_REPLICA_URL:
+        _replica = env.db_url_config(DATABASE_REPLICA_URL)
+        _replica["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **_replica.get("OPTIONS", {})}
+        _replica.update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
+        DATABASES["replica"] = _replica
+        DATABASE_ROUTERS = ["core.db_router.ReplicaRouter"]
+        MIDDLEWARE.insert(
+            MIDDLEWARE.index("core.middleware.DatabaseUnavailableMiddleware") + 1,
+            "core.db_router.ReplicaReadsMiddleware",
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
