@@ -145,7 +145,7 @@ class Standby:
         subprocess.run(
             _as_postgres(
                 [f"{PG_BIN}/pg_basebackup", "-h", "127.0.0.1", "-p", str(self.primary.port),
-                 "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream"]
+                 "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "-c", "fast"]
             ),
             check=True,
             stdout=subprocess.DEVNULL,

@@ -29,13 +29,13 @@ from pathlib import Path
 
 import smoke_checks as checks
 from runbook import Runbook
+from smoke_db import admin_sql, db_url, last_json, read_env, run, state
+from smoke_stack import HOST
 
 # Tables an upgrade adds rows to by design: Django records the new models' content types and
 # permissions, and a data migration that rewrites battles (ingest 0006: the release's sample
 # user becomes no user) marks them for the next recount.
 MAY_GROW = {"django_migrations", "django_content_type", "auth_permission", "leaderboard_battlemark"}
-from smoke_db import admin_sql, db_url, last_json, read_env, run, state
-from smoke_stack import HOST
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = "upgrade-user-machine-id"
