@@ -25,6 +25,22 @@ if os.environ.get("LOG_FORMAT") == "json":
 
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+def _redbeat_settings() -> dict[str, object]:
+    """settings.py's CELERY_REDBEAT_* under their plain names too: celery-redbeat tells
+    whether a setting was given by its plain name alone, and without it falls back to the
+    broker's options (and warns)."""
+    from django.conf import settings
+
+    return {
+        name.removeprefix("CELERY_").lower(): getattr(settings, name)
+        for name in dir(settings)
+        if name.startswith("CELERY_REDBEAT_")
+    }
+
+
+app.add_defaults(_redbeat_settings)
 app.autodiscover_tasks()
 
 # The worker's heartbeat for /healthz (core/heartbeat.py), and the prompt return of tasks

@@ -4,7 +4,8 @@ For a pool it asks HEALTHCHECK_URL (default http://127.0.0.1:8000/healthz?check=
 the first name in ALLOWED_HOSTS as Host, so an ALLOWED_HOSTS without "localhost" does not
 make it fail with 400. /healthz is exempt from the https redirect. `arena-healthcheck
 --worker` checks instead that this container's Celery worker (`celery@<host name>`) wrote
-its heartbeat (core/heartbeat.py) within WORKER_HEARTBEAT_STALE_SECONDS. Both start fast
+its heartbeat (core/heartbeat.py) within WORKER_HEARTBEAT_STALE_SECONDS; `--beat`, that a
+beat of the site holds the schedule's lock in Redis (settings.py). All start fast
 and load no Django: a probe every few seconds costs next to nothing.
 """
 
@@ -48,9 +49,27 @@ def worker_alive() -> int:
     return 0
 
 
+def beat_leading() -> int:
+    """Some beat of the site holds the schedule's lock (celery-redbeat; settings.py)."""
+    import redis
+
+    key = f"{os.environ.get('CACHE_KEY_PREFIX') or 'arena'}:beat::lock"
+    try:
+        client = redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=3)
+        held = bool(client.exists(key))
+    except (KeyError, redis.RedisError) as exc:
+        print(f"arena-healthcheck: {key}: {exc!r}", file=sys.stderr)
+        return 1
+    if not held:
+        print(f"arena-healthcheck: no beat holds {key}", file=sys.stderr)
+    return 0 if held else 1
+
+
 def main() -> int:
     if "--worker" in sys.argv[1:]:
         return worker_alive()
+    if "--beat" in sys.argv[1:]:
+        return beat_leading()
     url = os.environ.get("HEALTHCHECK_URL", DEFAULT_URL)
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         print(f"arena-healthcheck: {url}: not an http(s) URL", file=sys.stderr)

@@ -178,6 +178,19 @@ else:
         "max_size": env.int("DATABASE_POOL_SIZE", default=8),
         "timeout": _connect_timeout,
     }
+    # A read replica (streaming, e.g. a managed database's): board reads in GET requests go
+    # there, nothing else (core/db_router.py). Tests use the primary (MIRROR).
+    DATABASE_REPLICA_URL = env.str("DATABASE_REPLICA_URL", default="")
+    if DATABASE_REPLICA_URL:
+        _replica = env.db_url_config(DATABASE_REPLICA_URL)
+        _replica["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **_replica.get("OPTIONS", {})}
+        _replica.update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
+        DATABASES["replica"] = _replica
+        DATABASE_ROUTERS = ["core.db_router.ReplicaRouter"]
+        MIDDLEWARE.insert(
+            MIDDLEWARE.index("core.middleware.DatabaseUnavailableMiddleware") + 1,
+            "core.db_router.ReplicaReadsMiddleware",
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache and Celery -------------------------------------------------------------
@@ -245,13 +258,30 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="arena")
 # JSON only, stated rather than left to Celery's defaults: a pickled message in the queue is
-# refused, never run. Beat keeps its state as JSON too (arena_site/beat.py).
+# refused, never run. Beat keeps its state as JSON too (redbeat's encoder, below).
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_EVENT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_ACCEPT_CONTENT = ["json"]
-CELERY_BEAT_SCHEDULER = "arena_site.beat:JsonScheduler"
+# Beat: exactly one fires, however many run (one per machine, say). celery-redbeat keeps
+# the schedule's state (each entry's last run, JSON) in Redis and takes a Redis lock before
+# scheduling anything, renewed on every tick (at most BEAT_TICK_SECONDS apart); another beat
+# waits for the lock, polling every tick, and takes over once a dead holder's lock expires
+# (BEAT_LOCK_SECONDS), with the same schedule state: nothing run twice, nothing skipped. A
+# holder that cannot renew (Redis gone, the lock expired) exits; its supervisor restarts it.
+# A new entry's last run is "now" (Celery's rule): its first run is one interval after start.
+CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+BEAT_TICK_SECONDS = env.float("BEAT_TICK_SECONDS", default=5.0)
+BEAT_LOCK_SECONDS = env.int("BEAT_LOCK_SECONDS", default=30)
+CELERY_BEAT_MAX_LOOP_INTERVAL = BEAT_TICK_SECONDS
+CELERY_REDBEAT_REDIS_URL = REDIS_URL
+CELERY_REDBEAT_KEY_PREFIX = f"{CACHES['default'].get('KEY_PREFIX') or 'arena'}:beat:"
+CELERY_REDBEAT_LOCK_TIMEOUT = BEAT_LOCK_SECONDS
+CELERY_REDBEAT_REDIS_OPTIONS = {
+    "socket_connect_timeout": REDIS_CONNECT_TIMEOUT,
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+}
 # An evaluation run's driver works for many minutes, longer than CELERY_VISIBILITY_TIMEOUT:
 # acknowledged on receipt, so it is not handed out again while it runs. A driver that dies
 # is resumed from its heartbeat by evaluations.tasks.resume_evaluations instead.
@@ -472,6 +502,9 @@ SERVING_PAIR_DEADLINE_SECONDS = env.float("SERVING_PAIR_DEADLINE_SECONDS", defau
 SERVING_SUBSTITUTE_MIN_SECONDS = env.float("SERVING_SUBSTITUTE_MIN_SECONDS", default=1.0)
 SERVING_MAX_OUTPUT_TOKENS = env.int("SERVING_MAX_OUTPUT_TOKENS", default=1024)
 SERVING_FIT_INTERVAL_SECONDS = env.int("SERVING_FIT_INTERVAL_SECONDS", default=300)
+# A provider's max_concurrency holds across every pairs process sharing the Redis, not per
+# process (serving/cluster_limit.py); 0: per process only.
+SERVING_CLUSTER_LIMITS = env.bool("SERVING_CLUSTER_LIMITS", default=True)
 # Slice fits of a recompute shared with idle workers (leaderboard/fanout.py); a worker's
 # claim on a slice lapses after this many seconds without a result (it died).
 RECOMPUTE_FAN_OUT = env.bool("RECOMPUTE_FAN_OUT", default=True)

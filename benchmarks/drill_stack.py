@@ -127,6 +127,53 @@ class Postgres:
 
 
 @dataclass
+class Standby:
+    """A streaming replica of `primary` (pg_basebackup -R), read-only, on its own port."""
+
+    primary: Postgres
+    port: int = field(default_factory=free_port)
+
+    @property
+    def data(self) -> Path:
+        return self.primary.base / "pgstandby"
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/arena"
+
+    def start(self) -> None:
+        subprocess.run(
+            _as_postgres(
+                [f"{PG_BIN}/pg_basebackup", "-h", "127.0.0.1", "-p", str(self.primary.port),
+                 "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "-c", "fast"]
+            ),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        # A hot standby needs at least its primary's max_connections.
+        opts = (
+            f"-p {self.port} -k {self.primary.base} -c listen_addresses=127.0.0.1 "
+            "-c max_connections=200"
+        )
+        log = str(self.primary.base / "standby.log")
+        subprocess.run(
+            _as_postgres([f"{PG_BIN}/pg_ctl", "-D", str(self.data), "-w", "-t", "60",
+                          "-o", opts, "-l", log, "start"]),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):
+            subprocess.run(
+                _as_postgres([f"{PG_BIN}/pg_ctl", "-D", str(self.data), "-m", "immediate", "stop"]),
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+
+
+@dataclass
 class Redis:
     base: Path
     port: int = field(default_factory=free_port)
@@ -292,7 +339,6 @@ class Stack:
                 "arena_site",
                 "beat",
                 "--loglevel=INFO",
-                f"--schedule={self.base / 'beat-schedule'}",
             ],
         }
         for name, command in commands.items():

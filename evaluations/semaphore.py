@@ -3,7 +3,7 @@
 Serving's engine limits calls per web process and refuses (``busy``) beyond the limit; an
 evaluation should instead wait its turn, and its limit must hold across all Celery worker
 processes and machines. So each provider has a Redis sorted set of holders, scored by the
-time their slot expires:
+time their slot expires (`core.semaphore`):
 
 * acquire (one Lua script, atomic): drop expired holders; if fewer than ``limit`` remain,
   add this holder with expiry ``now + lease`` and succeed; else fail and the caller polls
@@ -25,19 +25,9 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from core.redis_client import key_prefix, shared_redis
-
-_ACQUIRE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-  redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 60)
-  return 1
-end
-return 0
-"""
+from core.redis_client import shared_redis
+from core.semaphore import ACQUIRE
+from core.semaphore import semaphore_key as _key
 
 # The acquire script per client (registering hashes it; the client is one per process).
 _scripts: dict[int, Any] = {}
@@ -50,7 +40,7 @@ class SemaphoreTimeout(Exception):
 
 
 def semaphore_key(name: str) -> str:
-    return f"{key_prefix()}:evalsem:{name}"
+    return _key("evalsem", name)
 
 
 def _local_semaphore(name: str, limit: int) -> threading.BoundedSemaphore:
@@ -96,7 +86,7 @@ def slot(
     token = uuid.uuid4().hex
     script = _scripts.get(id(client))
     if script is None:
-        script = _scripts[id(client)] = client.register_script(_ACQUIRE)
+        script = _scripts[id(client)] = client.register_script(ACQUIRE)
     deadline = time.monotonic() + max_wait_s
     pause = 0.02
     while not script(keys=[key], args=[limit, lease_s, token]):

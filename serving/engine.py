@@ -10,8 +10,9 @@ sleeps meanwhile.
 `serve_pair` settles one pair:
 
 * both sides start at once, each bounded by ``min(provider timeout, pair deadline)``;
-* a provider already at its ``max_concurrency`` in this process is not queued: the call
-  fails at once as ``busy``;
+* a provider already at its ``max_concurrency`` -- in this process, or across every pairs
+  process sharing the Redis (`serving.cluster_limit`) -- is not queued: the call fails at
+  once as ``busy``;
 * a side that fails (error, timeout, busy, missing key) is replaced by a substitute drawn
   by the caller's ``pick_substitute`` (the same pair distribution, conditioned on the
   other side's model) if at least ``min_substitute_seconds`` remain before the deadline
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from .cluster_limit import ClusterLimit
 from .providers import Generation, Prompt, ProviderConfig, ProviderError, complete
 
 # Seconds the waiting thread allows beyond the deadline for the loop to hand back results.
@@ -147,6 +149,7 @@ class Engine:
         # provider id -> its clients; provider id -> (limit, semaphore). Loop thread only.
         self._shards: dict[int, _Shards] = {}
         self._limits: dict[int, tuple[int, asyncio.Semaphore]] = {}
+        self._cluster = ClusterLimit()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -181,6 +184,10 @@ class Engine:
             return attempt
         shards = self._client_shards(slot.provider)
         async with sem:
+            held = await self._cluster.acquire(slot.provider)
+            if held is False:
+                attempt.error = ProviderError("busy", "at its concurrency limit (all processes)")
+                return attempt
             start = loop.time()
             budget = min(slot.provider.timeout_seconds, deadline - start)
             shard = shards.acquire()
@@ -198,6 +205,8 @@ class Engine:
                 attempt.error = ProviderError("error", type(exc).__name__)
             finally:
                 shards.release(shard)
+                if isinstance(held, str):
+                    await self._cluster.release(slot.provider, held)
             attempt.latency_s = loop.time() - start
         return attempt
 

@@ -2,8 +2,8 @@
 
 The site's code never imports pickle, shelve or marshal; Celery accepts JSON only, so a
 pickled task message pushed into the queue is refused by a real worker; a pickle put where
-the slice fan-out keeps its specs is refused too; beat keeps its state as JSON. The cache's
-side is tests/core/test_cache_serializer.py.
+the slice fan-out keeps its specs is refused too; beat keeps its state as JSON (celery-redbeat,
+in Redis). The cache's side is tests/core/test_cache_serializer.py.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_celery_speaks_json_only():
     conf = app.conf
     assert conf.task_serializer == "json" and conf.result_serializer == "json"
     assert set(conf.accept_content) == {"json"} and set(conf.result_accept_content) == {"json"}
-    assert conf.beat_scheduler == "arena_site.beat:JsonScheduler"
+    assert conf.beat_scheduler == "redbeat.RedBeatScheduler"
 
 
 @pytest.mark.integration
@@ -102,18 +102,25 @@ def test_a_pickle_in_the_fan_outs_spec_is_refused_not_run(settings, tmp_path):
     )
 
 
-def test_beat_keeps_its_state_as_json(tmp_path):
-    from arena_site.beat import JsonScheduler
+def test_beat_keeps_its_state_as_json(settings):
+    if not settings.REDIS_URL:
+        pytest.skip("beat's state lives in Redis")
+    from redbeat.schedulers import RedBeatSchedulerEntry, ensure_conf, get_redis
 
-    path = tmp_path / "beat-schedule"
-    first = JsonScheduler(app=app, schedule_filename=str(path), lazy=False)
-    state = json.loads(path.read_text())["entries"]
-    assert "recompute-leaderboard" in state
-    entry = first.schedule["recompute-leaderboard"]
-    entry.last_run_at = entry.last_run_at.replace(year=2025)
-    first.close()
-    again = JsonScheduler(app=app, schedule_filename=str(path), lazy=False)
-    assert again.schedule["recompute-leaderboard"].last_run_at.year == 2025  # kept across restarts
-    path.write_bytes(pickle.dumps(_Canary(str(tmp_path / "canary"))))
-    JsonScheduler(app=app, schedule_filename=str(path), lazy=False)  # unreadable: starts afresh
-    assert not (tmp_path / "canary").exists()
+    ensure_conf(app)
+    key = RedBeatSchedulerEntry.generate_key(app, f"test-json-{uuid.uuid4().hex[:8]}")
+    entry = RedBeatSchedulerEntry(
+        name=key.rsplit(":", 1)[1], task="leaderboard.tasks.recompute_leaderboard",
+        schedule=60.0, kwargs={"trigger": "beat"}, app=app,
+    )  # fmt: skip
+    entry.save()
+    client = get_redis(app)
+    try:
+        stored = client.hgetall(entry.key)
+        assert json.loads(stored["definition"])["task"] == "leaderboard.tasks.recompute_leaderboard"
+        assert "last_run_at" in json.loads(stored["meta"])
+        client.hset(entry.key, "meta", pickle.dumps(_Canary("/nonexistent/canary")))
+        with pytest.raises(ValueError):  # not JSON: refused, never unpickled
+            RedBeatSchedulerEntry.from_key(entry.key, app=app)
+    finally:
+        entry.delete()

@@ -124,6 +124,39 @@ def test_provider_at_its_concurrency_limit_is_substituted(api, served, stub, set
     assert busy.exists() and not any(r.succeeded for r in busy)
 
 
+def test_provider_limit_holds_across_processes(api, served, stub, settings):
+    # Another pairs process (here: its slot in Redis) holds the provider's only slot: this
+    # process, with its own semaphore free, must not call the provider either.
+    if not settings.REDIS_URL:
+        pytest.skip("the limit across processes lives in Redis")
+    from core.redis_client import shared_redis
+    from core.semaphore import ACQUIRE, semaphore_key
+
+    settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
+    ModelProvider.objects.filter(model__key="gpt-4o-2024-08-06").update(max_concurrency=1)
+    provider = ModelProvider.objects.get(model__key="gpt-4o-2024-08-06")
+    key = semaphore_key("pairsem", str(provider.pk))
+    client = shared_redis()
+    assert client.register_script(ACQUIRE)(keys=[key], args=[1, 60, "elsewhere"]) == 1
+    try:
+        for _ in range(6):
+            response = post_pair(api)
+            assert response.status_code == 200
+            assert "gpt-4o-2024-08-06" not in {
+                i["model"] for i in response.json()["completionItems"]
+            }
+        assert stub.for_model("stub-gpt") == []
+    finally:
+        client.zrem(key, "elsewhere")
+    # Freed elsewhere: this process calls it again, and gives its slot back after each call.
+    for _ in range(20):
+        post_pair(api)
+        if stub.for_model("stub-gpt"):
+            break
+    assert stub.for_model("stub-gpt")
+    assert client.zcard(key) == 0
+
+
 def test_secrets_never_appear_in_responses_logs_or_database(api, two, stub, caplog, settings):
     caplog.set_level(logging.DEBUG)
     settings.SERVING_SUBSTITUTE_MIN_SECONDS = 0.2
