@@ -40,6 +40,7 @@ from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
 from .signals import snapshot_ready
+from .influence import Influence
 from .weighting import WeightedCounts, overall_counts
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ def fit_slices(
                 weights=config.weights,
                 clustered=bool(clustered),
                 user_groups=groups,
+                influence=Influence.of(config),
             )
             if overall.total
             else WeightedCounts(overall, "none")
