@@ -27,7 +27,7 @@ from analysis.rigging_rules import NewThresholds, new_flags, today_flags
 from analysis.simulate_rigging import RiggedArena
 from analysis.weights import dedup_weights, influence_weights
 
-__all__ = ["Board", "Caps", "board", "defended_weights", "flagged_users", "DEFENCES"]
+__all__ = ["DEFENCES", "Board", "Caps", "board", "defended_weights", "flagged_users"]
 
 DEFENCES = ("off", "today", "today_excluding", "caps_only", "new")
 
@@ -53,7 +53,9 @@ class Board:
     votes: float  # the fit's total weight
 
 
-def board(arena: RiggedArena, *, weight: np.ndarray | None = None, keep: np.ndarray | None = None) -> Board:
+def board(
+    arena: RiggedArena, *, weight: np.ndarray | None = None, keep: np.ndarray | None = None
+) -> Board:
     """The board of the kept votes with per-vote ``weight`` (default: all votes, weight 1)."""
     counts = arena.counts(weight=weight, keep=keep)
     fit = fit_bt(counts)
@@ -85,7 +87,7 @@ def flagged_users(
         if rules == "today"
         else new_flags(arena, n_models=len(arena.models), t=thresholds)
     )
-    return np.logical_or.reduce(list(found.values()))
+    return np.asarray(np.logical_or.reduce(list(found.values())), dtype=bool)
 
 
 def defended_board(

@@ -24,14 +24,17 @@ plus the unchanged pace, daily cap and IP burst rules. A user is flagged when an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B
 from analysis.outliers import outlier_scores
+from analysis.simulate_rigging import RiggedArena
 
-__all__ = ["NewThresholds", "Votes", "new_flags", "today_flags", "user_z_scores"]
+__all__ = ["NewThresholds", "new_flags", "today_flags", "user_z_scores"]
+
+# the vote arrays the rules read
+Votes = RiggedArena
 
 DAILY_CAP = 200
 TOP_SLOT_MIN_VOTES, TOP_SLOT_SHARE = 20, 0.95
@@ -39,21 +42,6 @@ OUTLIER_MIN_VOTES, OUTLIER_THRESHOLD = 5, 20.0
 IP_BURST_VOTES = 60
 MIN_VOTE_GAP_SECONDS, PACE_MIN_VOTES = 2.0, 10
 KIND_COMPLETION = 0
-
-
-class Votes(Protocol):
-    """The vote arrays the rules read (``RiggedArena`` has them)."""
-
-    user: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    outcome: np.ndarray
-    kind: np.ndarray
-    time: np.ndarray
-    ip: np.ndarray
-
-    @property
-    def n_users(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -97,9 +85,7 @@ def _pace(v: Votes) -> np.ndarray:
 
 def _ip_burst(v: Votes) -> np.ndarray:
     minute = (v.time // 60).astype(np.int64)
-    keys, idx, n = np.unique(
-        np.stack([v.ip, minute], axis=1), axis=0, return_inverse=True, return_counts=True
-    )
+    keys, n = np.unique(np.stack([v.ip, minute], axis=1), axis=0, return_counts=True)
     bursting = np.unique(keys[n > IP_BURST_VOTES, 0])
     return _per_user(v.user[np.isin(v.ip, bursting)], v.n_users)
 
@@ -113,9 +99,7 @@ def _pair_choice(v: Votes) -> tuple[np.ndarray, np.ndarray]:
 
 def outlier_today(v: Votes, *, threshold: float = OUTLIER_THRESHOLD) -> np.ndarray:
     """moderation/anomalies.py's outlier rule: one row per (user, top, bottom, outcome)."""
-    rows, n = np.unique(
-        np.stack([v.user, v.a, v.b, v.outcome], axis=1), axis=0, return_counts=True
-    )
+    rows, n = np.unique(np.stack([v.user, v.a, v.b, v.outcome], axis=1), axis=0, return_counts=True)
     user, a, b, outcome = rows.T
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     winner = np.where(outcome == OUTCOME_A, a, np.where(outcome == OUTCOME_B, b, -1))

@@ -100,7 +100,9 @@ class RiggedArena:
     def day(self) -> np.ndarray:
         return (self.time // DAY).astype(np.int64)
 
-    def counts(self, *, weight: np.ndarray | None = None, keep: np.ndarray | None = None) -> GroupedCounts:
+    def counts(
+        self, *, weight: np.ndarray | None = None, keep: np.ndarray | None = None
+    ) -> GroupedCounts:
         """Counts per (user, top, bottom, outcome) of the kept votes ("both bad" counts as a
         tie, as in the product), with per-vote ``weight`` summed per row."""
         m = np.ones(len(self.a), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
@@ -131,7 +133,7 @@ def _contexts(user: np.ndarray, repeat: float, rng: np.random.Generator) -> np.n
     return fresh[last_fresh]
 
 
-def honest_arena(  # noqa: PLR0913 -- the arena's knobs, all keyword-only with defaults
+def honest_arena(
     *,
     n: int = 20_000,
     n_users: int = 1_400,
@@ -245,7 +247,11 @@ def _attack_times(
 
 
 def rig(
-    honest: RiggedArena, attack: Attack, *, days: int = 30, seed: int | np.random.Generator | None = None
+    honest: RiggedArena,
+    attack: Attack,
+    *,
+    days: int = 30,
+    seed: int | np.random.Generator | None = None,
 ) -> RiggedArena:
     """``honest`` with the attack's votes added from ``attack.accounts`` new users."""
     if attack.accounts < 1 or attack.votes < attack.accounts or not 0 <= attack.accuracy <= 1:

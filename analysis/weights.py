@@ -43,8 +43,8 @@ from analysis.grouping import GroupedCounts
 __all__ = [
     "dedup_weights",
     "effective_sample_size",
-    "inverse_pair_count_weights",
     "influence_weights",
+    "inverse_pair_count_weights",
     "inverse_propensity_weights",
     "pair_propensity_weights",
 ]

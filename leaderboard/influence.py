@@ -57,7 +57,7 @@ class Influence:
             parts.append(f"<= {self.cap_total} in all")
         return "per-user bound: " + ", ".join(parts)
 
-    def params(self) -> list[object]:
+    def params(self) -> list[bool | float]:
         """The query's parameters, in the order of their placeholders."""
         day, total = float(self.cap_day), float(self.cap_total)
         return [self.dedup, day, day, day, total, total, total]

@@ -36,11 +36,11 @@ from .aggregation import DIMENSIONS, BattleCells, aggregate
 from .controlled import ControlledBoard, controlled_board
 from .fanout import SliceJob
 from .fitting import FitSettings, fit_board
+from .influence import Influence
 from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
 from .signals import snapshot_ready
-from .influence import Influence
 from .weighting import WeightedCounts, overall_counts
 
 log = logging.getLogger(__name__)
