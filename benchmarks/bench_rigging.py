@@ -156,7 +156,7 @@ def main() -> None:
           f"{np.mean(honest_flagged['today']):.2%}, the new rules "
           f"{np.mean(honest_flagged['new']):.2%}")  # fmt: skip
     flag_curve(max(1, args.seeds // 2), args.quick)
-    honest_boards(args.seeds * 8)
+    honest_boards(args.seeds * (2 if args.quick else 8))
     if not args.quick:
         weight_cost()
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -71,3 +75,14 @@ def test_the_caps_bound_every_users_weight(honest):
     dedup = defended_weights(honest, Caps(day=None, total=None))
     assert np.array_equal(w[light], dedup[light])
     assert (dedup == 1.0).mean() > 0.9
+
+
+def test_the_benchmark_runs_in_its_quick_mode():
+    # docs/ratings.md shows `benchmarks/bench_rigging.py --seeds 5`; the quick mode runs here
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_rigging.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--quick", "--seeds", "1"],
+        capture_output=True, text=True, check=True, timeout=600,
+    ).stdout  # fmt: skip
+    assert "| target_only 1000 votes, 20 acct, human |" in out
+    assert "interval coverage of the truth" in out
