@@ -20,6 +20,15 @@ weight, w = 1 / max(n_pair, min_pair_count) per battle: a design-based correctio
 pair counts that needs no propensities, but ignores when (under which conditions) a pair was
 drawn.
 
+Per-user influence bound (``influence_weights``). However pairs are sampled, a user who
+votes a thousand times weighs a thousand times one vote: enough, in a 20,000-vote arena, to buy
+a rank (docs/ratings.md, "Vote rigging"). The bound caps what one user's votes can weigh: first
+a user's repeated identical contexts count once together (``dedup_weights``: the votes of one
+(user, context fingerprint) share a weight of 1), then a day's weight is capped at ``cap_day``
+and the user's whole weight at ``cap_total`` by scaling all their votes down alike. A user below
+both caps keeps weight 1 on every vote. It multiplies whatever weights the board uses (pair
+count, propensity), so it changes nothing for the ordinary voter.
+
 Exactness: weights enter the point estimate and the user-clustered variance through row sums
 only (exact for any per-battle weights). The iid sandwich and the iid bootstrap take each
 battle's weight as its row's mean weight -- exact for pair-level (per-cell) weights.
@@ -32,7 +41,9 @@ import numpy as np
 from analysis.grouping import GroupedCounts
 
 __all__ = [
+    "dedup_weights",
     "effective_sample_size",
+    "influence_weights",
     "inverse_pair_count_weights",
     "inverse_propensity_weights",
     "pair_propensity_weights",
@@ -87,3 +98,72 @@ def effective_sample_size(weights: np.ndarray) -> float:
     w = np.asarray(weights, dtype=float)
     total = float((w**2).sum())
     return float(w.sum() ** 2 / total) if total > 0 else 0.0
+
+
+def _dense(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """Values as dense indices 0..n-1 (n returned); one 1-D sort, fast for a million votes."""
+    _values, idx = np.unique(x, return_inverse=True)
+    return idx.ravel().astype(np.int64), len(_values)
+
+
+def _group_sum(first: np.ndarray, second: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    """For each element, the sum of ``values`` over the elements with its key (``first``, or
+    the pair (``first``, ``second``))."""
+    key, _n = _dense(first)
+    if second is not None:
+        inner, n_inner = _dense(second)
+        key, _n = _dense(key * n_inner + inner)
+    return np.asarray(np.bincount(key, weights=values)[key])
+
+
+def dedup_weights(user: np.ndarray, context: np.ndarray) -> np.ndarray:
+    """Per-vote weight 1 / (votes of this user on this context): repeats count once together.
+
+    ``context`` is any integer fingerprint per vote; a negative value means "not known"
+    (no context sent), and such votes keep weight 1.
+    """
+    u = np.asarray(user, dtype=np.int64).ravel()
+    c = np.asarray(context, dtype=np.int64).ravel()
+    if u.shape != c.shape:
+        raise ValueError("user and context must have one entry per vote")
+    w = np.ones(len(u))
+    known = c >= 0
+    if known.any():
+        w[known] = 1.0 / _group_sum(u[known], c[known], np.ones(int(known.sum())))
+    return w
+
+
+def influence_weights(
+    user: np.ndarray,
+    day: np.ndarray,
+    *,
+    cap_day: float | None,
+    cap_total: float | None,
+    base: np.ndarray | None = None,
+) -> np.ndarray:
+    """Per-vote weights that bound each user's weight to ``cap_day`` per day and ``cap_total``
+    in all (None: no bound), applied on top of ``base`` (e.g. ``dedup_weights``; default 1).
+
+    w = base x min(1, cap_day / D_ud) x min(1, cap_total / T_u), with D_ud the user's base
+    weight on that day and T_u their total after the day cap: the result sums to at most the
+    caps per user-day and per user, and equals ``base`` for a user below both.
+    """
+    u = np.asarray(user, dtype=np.int64).ravel()
+    d = np.asarray(day, dtype=np.int64).ravel()
+    if u.shape != d.shape:
+        raise ValueError("user and day must have one entry per vote")
+    w = np.ones(len(u)) if base is None else np.asarray(base, dtype=float).ravel().copy()
+    if w.shape != u.shape or np.any(w < 0):
+        raise ValueError("base must be one non-negative weight per vote")
+    if len(u) == 0:
+        return w
+    for cap in (cap_day, cap_total):
+        if cap is not None and cap <= 0:
+            raise ValueError("caps must be positive")
+    if cap_day is not None:
+        per_day = _group_sum(u, d, w)
+        w = w * np.minimum(1.0, cap_day / np.maximum(per_day, 1e-300))
+    if cap_total is not None:
+        total = _group_sum(u, None, w)
+        w = w * np.minimum(1.0, cap_total / np.maximum(total, 1e-300))
+    return w

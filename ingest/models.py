@@ -73,6 +73,10 @@ class Battle(models.Model):
     client = models.ForeignKey(ApiClient, null=True, blank=True, on_delete=models.SET_NULL)
     ip_hash = models.CharField(max_length=16, blank=True)
     content_hash = models.CharField(max_length=64)
+    # Keyed fingerprint of the code context (prefix, suffix), for every privacy level: not
+    # code, not reversible without the key; "" without a context. Lets the fit count a
+    # user's repeated identical contexts once (docs/ratings.md, "Vote rigging").
+    context_hash = models.CharField(max_length=16, blank=True, default="")
     # Slice labels, computed at ingest from the context (also for Private votes).
     natural_language = models.CharField(max_length=8, default="unknown")
     context_tokens = models.PositiveIntegerField(null=True, blank=True)

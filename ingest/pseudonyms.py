@@ -23,3 +23,13 @@ def pseudonymise_ip(ip: str | None) -> str:
         return ""
     key = settings.IP_HASH_KEY.encode()
     return hmac.digest(key, b"ip:" + ip.encode(), "sha256").hex()[:16]
+
+
+def context_fingerprint(prefix: str, suffix: str) -> str:
+    """Keyed 64-bit fingerprint of a code context; "" for an empty one. Stored for every
+    vote so repeated contexts can be recognised without keeping any code."""
+    if not (prefix or suffix):
+        return ""
+    key = settings.USER_ID_HMAC_KEY.encode()
+    text = b"ctx:" + prefix.encode() + b"\x00" + suffix.encode()
+    return hmac.digest(key, text, "sha256").hex()[:16]

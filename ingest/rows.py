@@ -22,7 +22,7 @@ from django.db.models import OuterRef, Subquery
 
 from .labelling import label_fields
 from .models import Battle, CodeContext, CompletionLog
-from .pseudonyms import pseudonymise_user
+from .pseudonyms import context_fingerprint, pseudonymise_user
 from .votes import VoteIn
 
 # A battle row: column name to value, as written by every writer of battles.
@@ -115,6 +115,7 @@ def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now: dateti
             model_b_id=vote.model_b_id,
             outcome=outcome,
         ),
+        "context_hash": context_fingerprint(vote.code.prefix, vote.code.suffix),
         **label_fields(vote),
     }
 

@@ -168,6 +168,25 @@ class RatingConfig(models.Model):
             "(docs/ratings.md, 'Weights in the product')."
         ),
     )
+    user_cap_day = models.PositiveIntegerField(
+        default=50,
+        help_text=(
+            "Per-user influence bound of the overall board's fit: a user's votes of one UTC "
+            "day weigh at most this many votes together (scaled down alike); 0 = no daily cap. "
+            "Multiplies the weights above (docs/ratings.md, 'Vote rigging')."
+        ),
+    )
+    user_cap_total = models.PositiveIntegerField(
+        default=200,
+        help_text="A user's votes weigh at most this many votes in all; 0 = no cap.",
+    )
+    dedup_contexts = models.BooleanField(
+        default=True,
+        help_text=(
+            "A user's votes on one identical code context (prefix and suffix, by a keyed "
+            "fingerprint) count once together in the overall board's fit."
+        ),
+    )
     rounds = models.PositiveIntegerField(
         default=1000, help_text="Bootstrap rounds (overall board)."
     )

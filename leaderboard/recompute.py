@@ -36,6 +36,7 @@ from .aggregation import DIMENSIONS, BattleCells, aggregate
 from .controlled import ControlledBoard, controlled_board
 from .fanout import SliceJob
 from .fitting import FitSettings, fit_board
+from .influence import Influence
 from .latency import Latency, served_latency
 from .models import RatingConfig, Snapshot, SnapshotRow, SnapshotSlice
 from .selectors import GROUPED_FIELDS, snapshot_published
@@ -146,6 +147,7 @@ def fit_slices(
                 weights=config.weights,
                 clustered=bool(clustered),
                 user_groups=groups,
+                influence=Influence.of(config),
             )
             if overall.total
             else WeightedCounts(overall, "none")

@@ -37,6 +37,7 @@ from .aggregation import (
     with_userless_apart,
 )
 from .count_tables import USER_KEY
+from .influence import Influence, capped_counts
 from .models import RatingConfig
 
 # arena-rank's floor: a pair with fewer votes weighs as if it had this many.
@@ -58,9 +59,16 @@ def overall_counts(
     weights: str,
     clustered: bool,
     user_groups: int | None = None,
+    influence: Influence | None = None,
 ) -> WeightedCounts:
     """The overall board's fit input under ``weights`` (RatingConfig.Weights), split by user
-    when ``clustered`` (users summed into ``user_groups`` groups when given)."""
+    when ``clustered`` (users summed into ``user_groups`` groups when given), times the
+    per-user influence bound when ``influence`` is active (leaderboard/influence.py)."""
+    if influence is not None and influence.active:
+        counts, label = capped_counts(
+            overall, keys, weights=weights, clustered=clustered, influence=influence
+        )
+        return WeightedCounts(counts, label[:200])
     if weights == RatingConfig.Weights.PROPENSITY:
         return propensity_counts(overall, keys, clustered=clustered)
     rated = overall_by_user(overall, keys, groups=user_groups) if clustered else overall

@@ -15,7 +15,7 @@ import numpy as np
 from django.conf import settings
 
 from analysis.grouping import GroupedCounts, group_battles
-from analysis.weights import inverse_pair_count_weights
+from analysis.weights import influence_weights, inverse_pair_count_weights
 from leaderboard.fitting import FitSettings, fit_board
 from leaderboard.models import RatingConfig
 from leaderboard.weighting import MIN_PAIR_COUNT
@@ -40,10 +40,13 @@ def release_board(
     outcome: np.ndarray,
     user: np.ndarray,
     pair_probability: np.ndarray,
+    day: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """The board of battles given as model indices into `models`, engine outcome codes,
-    user indices (NO_USER for none) and pair probabilities (NaN where none)."""
+    user indices (NO_USER for none), pair probabilities (NaN where none) and UTC day numbers
+    (for the per-user influence bound; None: all on one day)."""
     config = RatingConfig.current()
+    bound = _influence(config, user, day)
     keep_model, rows = _votes_kept(a, b, len(models), config.min_model_votes)
     if not rows.any():
         return {"models": [], "battles": 0, "label": "no model reached the vote minimum"}
@@ -58,6 +61,8 @@ def release_board(
         n_pairs = k * (k - 1) / 2 if k > 1 else 1.0
         known = np.isfinite(probability) & (probability > 0)
         weight = np.where(known, 1.0 / (n_pairs * np.where(known, probability, 1.0)), 1.0)
+    if bound is not None:
+        weight = bound[rows] if weight is None else weight * bound[rows]
     userless = int(user.max()) + 1 if len(user) else 0
     counts = group_battles(
         a,
@@ -92,6 +97,22 @@ def release_board(
         "weights": config.weights,
         "label": board.scale_label,
     }
+
+
+def _influence(config: RatingConfig, user: np.ndarray, day: np.ndarray | None) -> np.ndarray | None:
+    """Per-battle weights of the per-user influence bound (leaderboard/influence.py), over
+    all released battles; battles without a user are never capped. A release carries no
+    context fingerprint, so repeated contexts are not de-duplicated here."""
+    if not (config.user_cap_day or config.user_cap_total) or not len(user):
+        return None
+    no_user = user == NO_USER
+    own = np.where(no_user, int(user.max()) + 1 + np.arange(len(user)), user)
+    return influence_weights(
+        own,
+        np.zeros(len(user), dtype=np.int64) if day is None else day,
+        cap_day=config.user_cap_day or None,
+        cap_total=config.user_cap_total or None,
+    )
 
 
 def _total(counts: GroupedCounts) -> int:

@@ -103,6 +103,7 @@ class _Battles:
     outcome: list[int]
     user: list[int]
     probability: list[float]
+    day: list[int]
 
     def add(self, row: dict[str, Any]) -> None:
         self.a.append(self.models.setdefault(row["model_a"], len(self.models)))
@@ -114,6 +115,7 @@ class _Battles:
         )
         p = row["pair_probability"]
         self.probability.append(np.nan if p is None else p)
+        self.day.append(int(row["tstamp"] // 86_400))
 
     def board(self) -> dict[str, Any]:
         return release_board(
@@ -123,6 +125,7 @@ class _Battles:
             outcome=np.array(self.outcome, dtype=np.int64),
             user=np.array(self.user, dtype=np.int64),
             pair_probability=np.array(self.probability, dtype=float),
+            day=np.array(self.day, dtype=np.int64),
         )
 
 
@@ -136,7 +139,7 @@ def _write(
         model_keys=keys,
         drop_flagged=release.on_secret == DatasetRelease.OnSecret.DROP,
     )
-    battles = _Battles({}, {}, [], [], [], [], [])
+    battles = _Battles({}, {}, [], [], [], [], [], [])
     unreleased_models = same_model = 0
     first = last = None
     with ReleaseWriter(directory) as writer:

@@ -49,6 +49,9 @@ def test_aggregation_matches_battle_rows(simulated):
 def test_overall_board_equals_engine_on_raw_battles(simulated, fast_config):
     # Independent-vote intervals, as the engine call below (clustered: test_clustered_board).
     fast_config.intervals = "iid"
+    # Unweighted, as the engine call below (the per-user bound: test_influence_cap.py).
+    fast_config.user_cap_day = fast_config.user_cap_total = 0
+    fast_config.dedup_contexts = False
     fast_config.save()
     snap = recompute(trigger="test")
     rows = list(Battle.objects.values_list("model_a__key", "model_b__key", "outcome"))
