@@ -12,6 +12,7 @@ from django.utils.html import format_html
 
 from core.admin_base import ReadOnlyAdmin
 from core.audit import reason_action
+from core.board_changes import BoardNoteAdmin
 from core.errors import ActionRefused
 from ingest.models import Battle
 
@@ -42,7 +43,7 @@ class RangeModerationForm(_ModerationForm):
 
 
 @admin.register(Battle)
-class BattleAdmin(ReadOnlyAdmin):
+class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     list_display = (
         "pair_id",
         "model_a",
@@ -84,19 +85,26 @@ class BattleAdmin(ReadOnlyAdmin):
 
     def _set(self, request, queryset, *, exclude: bool):
         verb = "Exclude" if exclude else "Restore"
-        return reason_action(
-            self,
-            request,
-            queryset,
-            title=f"{verb} battles",
-            apply=lambda qs, reason: set_excluded(
+
+        def apply(qs, reason: str) -> int:
+            n = set_excluded(
                 battles=qs,
                 exclude=exclude,
                 reason=reason,
                 actor=request.user,
                 target=f"{qs.count()} selected battle(s)",
-            ),
-            done=f"{verb}d {{n}} battle(s). They {'leave' if exclude else 'return to'} the board at the next recompute.",
+            )
+            if n:
+                self.board_changed(request, what=f"{verb.lower()}d {n} battle(s)")
+            return n
+
+        return reason_action(
+            self,
+            request,
+            queryset,
+            title=f"{verb} battles",
+            apply=apply,
+            done=f"{verb}d {{n}} battle(s).",
         )
 
     @admin.action(description="Exclude selected battles (with a reason)", permissions=["moderate"])
@@ -129,11 +137,9 @@ class BattleAdmin(ReadOnlyAdmin):
             except ActionRefused as exc:
                 form.add_error(None, str(exc))
             else:
-                self.message_user(
-                    request,
-                    f"{n} battle(s) changed; the board follows at the next recompute.",
-                    messages.SUCCESS,
-                )
+                if n:
+                    self.board_changed(request, what=f"{n} battle(s) changed")
+                self.message_user(request, f"{n} battle(s) changed.", messages.SUCCESS)
                 return redirect(reverse("admin:ingest_battle_changelist"))
         context = {
             **self.admin_site.each_context(request),
@@ -175,7 +181,7 @@ class BattleAdmin(ReadOnlyAdmin):
 
 
 @admin.register(AnomalyReport)
-class AnomalyReportAdmin(admin.ModelAdmin):
+class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
     list_display = (
         "rule",
         "subject_kind",
@@ -217,6 +223,8 @@ class AnomalyReportAdmin(admin.ModelAdmin):
                     report=report, exclude=exclude, reason=reason, actor=request.user
                 )
                 total += changed if exclude else 1
+            if exclude and total:
+                self.board_changed(request, what=f"excluded {total} reported battle(s)")
             return total
 
         return apply
