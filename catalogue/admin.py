@@ -41,8 +41,15 @@ class ModelAliasInline(admin.TabularInline[ModelAlias, ArenaModel]):
     readonly_fields = ("created_at",)
 
 
+class ModelChoice(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """Models by display name, the key alongside."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        return f"{obj.display_name} ({obj.key})"
+
+
 class MergeForm(forms.Form):
-    target = forms.ModelChoiceField(
+    target = ModelChoice(
         queryset=ArenaModel.objects.filter(merged_into__isnull=True),
         help_text="The model this key's votes will count for from the next recompute.",
     )
@@ -117,9 +124,14 @@ class ArenaModelAdmin(BoardNoteAdmin, AuditedAdmin[ArenaModel]):
             raise PermissionDenied
         source = get_object_or_404(ArenaModel, pk=pk)
         form = MergeForm(request.POST or None)
+        # Hidden models are listed only when asked for (?hidden=1): a merge target is
+        # normally a model the board shows.
+        targets = ArenaModel.objects.filter(merged_into__isnull=True).exclude(pk=pk)
+        if request.GET.get("hidden") != "1":
+            targets = targets.exclude(visibility=Visibility.HIDDEN)
         cast(
             "forms.ModelChoiceField[ArenaModel]", form.fields["target"]
-        ).queryset = ArenaModel.objects.filter(merged_into__isnull=True).exclude(pk=pk)
+        ).queryset = targets.order_by("display_name")
         if request.method == "POST" and form.is_valid():
             try:
                 merge_model(
@@ -151,6 +163,11 @@ class ArenaModelAdmin(BoardNoteAdmin, AuditedAdmin[ArenaModel]):
             f"{source.key} are stored against it, and “{source.display_name}” is hidden. Nothing "
             "is deleted; “Unmerge” undoes it.",
             "submit": "Merge",
+            "more": (
+                ""
+                if request.GET.get("hidden") == "1"
+                else "Hidden models are not listed; add ?hidden=1 to the address to list them."
+            ),
         }
         return TemplateResponse(request, "moderation/form.html", context)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from catalogue.models import ArenaModel, Visibility
 from core.admin_base import ReadOnlyAdmin
 from core.audit import reason_action
 from core.board_changes import BoardNoteAdmin
@@ -42,10 +44,34 @@ class RangeModerationForm(_ModerationForm):
     end = forms.DateTimeField(help_text="UTC, exclusive")
 
 
+# Above this many battles a bulk exclude/restore asks for the count typed out.
+CONFIRM_COUNT_OVER = 1000
+
+
+class InvolvesModelFilter(admin.SimpleListFilter):
+    """Battles in which a model took part, on top or at the bottom."""
+
+    title = "involves model"
+    parameter_name = "involves"
+
+    def lookups(self, request, model_admin):
+        shown = ArenaModel.objects.order_by("display_name")
+        if not getattr(request, "hidden_models", False):
+            shown = shown.exclude(visibility=Visibility.HIDDEN)
+        return [(str(m.pk), f"{m.display_name} ({m.key})") for m in shown]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if not value or not value.isdigit():
+            return queryset
+        return queryset.filter(Q(model_a_id=int(value)) | Q(model_b_id=int(value)))
+
+
 @admin.register(Battle)
 class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     list_display = (
         "pair_id",
+        "user",
         "model_a",
         "model_b",
         "outcome",
@@ -67,7 +93,7 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
         "language",
         "task_type",
         "context_bucket",
-        "model_a",
+        InvolvesModelFilter,
     )
     search_fields = ("=pair_id", "=user_hash", "=ip_hash")
     date_hierarchy = "received_at"
@@ -77,8 +103,33 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     change_list_template = "admin/ingest/battle/change_list.html"
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
-        # Links from anomaly reports filter by these exact pseudonymised ids.
+        # Links from anomaly reports and the user column filter by these exact ids.
         return lookup in ("user_hash", "ip_hash") or super().lookup_allowed(lookup, value, request)
+
+    def get_changelist(self, request, **kwargs):
+        # ?hidden_models=1 lists hidden models in the "involves model" filter; it is not a
+        # field lookup, so it must not reach the queryset.
+        request.hidden_models = request.GET.get("hidden_models") == "1"
+        request.GET = request.GET.copy()
+        request.GET.pop("hidden_models", None)
+        return super().get_changelist(request, **kwargs)
+
+    @admin.display(description="user")
+    def user(self, obj) -> str:
+        """A short pseudonym: all of this user's battles, and excluding them."""
+        if not obj.user_hash:
+            return "(none)"
+        battles = reverse("admin:ingest_battle_changelist")
+        exclude = reverse("admin:ingest_battle_moderate_user")
+        return format_html(
+            '<a href="{}?user_hash={}" title="All battles of this user">{}</a> '
+            '<a href="{}?user_hash={}">(exclude)</a>',
+            battles,
+            obj.user_hash,
+            obj.user_hash[:8],
+            exclude,
+            obj.user_hash,
+        )
 
     def has_moderate_permission(self, request) -> bool:
         return request.user.has_perm("ingest.moderate_battle")
@@ -105,6 +156,7 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
             title=f"{verb} battles",
             apply=apply,
             done=f"{verb}d {{n}} battle(s).",
+            confirm_over=CONFIRM_COUNT_OVER,
         )
 
     @admin.action(description="Exclude selected battles (with a reason)", permissions=["moderate"])
@@ -130,7 +182,8 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     def _moderation_form(self, request, form_class, title, intro, apply):
         if not self.has_moderate_permission(request):
             raise PermissionDenied
-        form = form_class(request.POST or None)
+        # A link (the battle list's user column) may fill the form in; only a POST acts.
+        form = form_class(request.POST or None, initial=request.GET.dict())
         if request.method == "POST" and form.is_valid():
             try:
                 n = apply(form.cleaned_data)
