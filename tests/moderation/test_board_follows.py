@@ -180,3 +180,30 @@ def test_a_hidden_model_leaves_the_public_board_within_a_minute(request, celery_
     assert public.get(f"/models/{model.key}/").status_code == 404
     wait_for(lambda: model.key not in board_keys(public), timeout=60, interval=1)
     wait_for(lambda: 'id="recomputing"' not in public.get("/").content.decode(), timeout=10)
+
+
+def test_the_embedded_mode_recomputes_in_process(request, transactional_db, settings):
+    """No worker (tasks run in this process): the change still reaches the board."""
+    settings.RECOMPUTE_ON_MODERATION = True
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.RECOMPUTE_MODERATION_DEBOUNCE_SECONDS = 1
+    config = RatingConfig.current()
+    config.rounds, config.slice_rounds, config.min_model_votes = 50, 20, 1
+    config.save()
+    call_command("simulate_battles", "--battles", "400", "--seed", "3", stdout=io.StringIO())
+    recompute(trigger="test")
+    model = ArenaModel.objects.get(key="codestral-2405")
+    public = Client()
+    assert model.key in board_keys(public)
+    cat = logged_in(request.getfixturevalue("cataloguer"))
+    r = cat.post(f"/admin/catalogue/arenamodel/{model.pk}/change/", hide_form(model))
+    assert r.status_code == 302
+    wait_for(lambda: model.key not in board_keys(public), timeout=60, interval=0.5)
+    # The in-process run has finished (its status written last), before the test's tables go.
+    wait_for(
+        lambda: (
+            (tasks.get_status() or {}).get("state") == "done"
+            and tasks.get_status()["trigger"] == "moderation"
+        ),
+        timeout=60,
+    )
