@@ -487,6 +487,10 @@ STORAGES["releases"] = {
 RECOMPUTE_ON_VOTES = env.bool("RECOMPUTE_ON_VOTES", default=True)
 RECOMPUTE_DEBOUNCE_SECONDS = env.int("RECOMPUTE_DEBOUNCE_SECONDS", default=30)
 RECOMPUTE_INTERVAL_SECONDS = env.int("RECOMPUTE_INTERVAL_SECONDS", default=900)
+# Admin changes to what the board counts (hide, exclude, merge...) schedule a recompute this
+# many seconds later (leaderboard/board_changes.py); at most RECOMPUTE_DEBOUNCE_SECONDS.
+RECOMPUTE_ON_MODERATION = env.bool("RECOMPUTE_ON_MODERATION", default=True)
+RECOMPUTE_MODERATION_DEBOUNCE_SECONDS = env.int("RECOMPUTE_MODERATION_DEBOUNCE_SECONDS", default=10)
 # The recompute lock is a lease of this many seconds, renewed every third of it while the
 # run is alive: a killed run's lock is gone within it (core/locks.py).
 RECOMPUTE_LOCK_SECONDS = env.int("RECOMPUTE_LOCK_SECONDS", default=30)

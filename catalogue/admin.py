@@ -14,10 +14,24 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from core.audit import AuditedAdmin, reason_action
+from core.board_changes import BoardNoteAdmin
 from core.errors import ActionRefused
 
-from .models import ArenaModel, ModelAlias
+from .models import ArenaModel, ModelAlias, Visibility
 from .services import merge_model, unmerge_model
+
+# Fields whose change alters the board (what it counts, or what it shows for a model).
+BOARD_FIELDS = ("key", "display_name", "organization", "license", "visibility")
+VISIBILITY_NEWS = {
+    Visibility.PUBLIC: "is now public",
+    Visibility.PRIVATE: "is now private (collecting votes, not shown)",
+    Visibility.HIDDEN: "is now hidden",
+    Visibility.RETIRED: "is now retired (its page and history stay)",
+}
+
+
+def visibility_news(model: ArenaModel) -> str:
+    return f"“{model.display_name}” {VISIBILITY_NEWS.get(Visibility(model.visibility), 'changed')}"
 
 
 class ModelAliasInline(admin.TabularInline[ModelAlias, ArenaModel]):
@@ -27,8 +41,15 @@ class ModelAliasInline(admin.TabularInline[ModelAlias, ArenaModel]):
     readonly_fields = ("created_at",)
 
 
+class ModelChoice(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """Models by display name, the key alongside."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        return f"{obj.display_name} ({obj.key})"
+
+
 class MergeForm(forms.Form):
-    target = forms.ModelChoiceField(
+    target = ModelChoice(
         queryset=ArenaModel.objects.filter(merged_into__isnull=True),
         help_text="The model this key's votes will count for from the next recompute.",
     )
@@ -36,7 +57,7 @@ class MergeForm(forms.Form):
 
 
 @admin.register(ArenaModel)
-class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
+class ArenaModelAdmin(BoardNoteAdmin, AuditedAdmin[ArenaModel]):
     list_display = (
         "key",
         "display_name",
@@ -53,6 +74,27 @@ class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
     inlines = [ModelAliasInline]
     readonly_fields = ("merged_into",)
     actions = ["unmerge"]
+
+    def save_model(self, request: HttpRequest, obj: ArenaModel, form: Any, change: bool) -> None:
+        before = (
+            ArenaModel.objects.filter(pk=obj.pk).values(*BOARD_FIELDS).first() if change else None
+        )
+        super().save_model(request, obj, form, change)
+        if before is None:
+            return
+        changed = [f for f in BOARD_FIELDS if before[f] != getattr(obj, f)]
+        if "visibility" in changed:
+            news = visibility_news(obj)
+            self.board_changed(request, what=news, news=news)
+        elif changed:
+            self.board_changed(request, what=f"“{obj.display_name}”: {', '.join(changed)} changed")
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        if formset.model is ModelAlias and (
+            formset.new_objects or formset.changed_objects or formset.deleted_objects
+        ):
+            self.board_changed(request, what=f"aliases of “{form.instance.display_name}” changed")
 
     def has_merge_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("catalogue.merge_arenamodel"))
@@ -82,9 +124,14 @@ class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
             raise PermissionDenied
         source = get_object_or_404(ArenaModel, pk=pk)
         form = MergeForm(request.POST or None)
+        # Hidden models are listed only when asked for (?hidden=1): a merge target is
+        # normally a model the board shows.
+        targets = ArenaModel.objects.filter(merged_into__isnull=True).exclude(pk=pk)
+        if request.GET.get("hidden") != "1":
+            targets = targets.exclude(visibility=Visibility.HIDDEN)
         cast(
             "forms.ModelChoiceField[ArenaModel]", form.fields["target"]
-        ).queryset = ArenaModel.objects.filter(merged_into__isnull=True).exclude(pk=pk)
+        ).queryset = targets.order_by("display_name")
         if request.method == "POST" and form.is_valid():
             try:
                 merge_model(
@@ -96,9 +143,14 @@ class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
             except ActionRefused as exc:
                 form.add_error(None, str(exc))
             else:
+                target = form.cleaned_data["target"]
+                self.board_changed(
+                    request, what=f"“{source.display_name}” merged into “{target.display_name}”"
+                )
                 self.message_user(
                     request,
-                    f"{source.key} now counts as {form.cleaned_data['target'].key} from the next recompute.",
+                    f"The votes of “{source.display_name}” ({source.key}) now count for "
+                    f"“{target.display_name}”.",
                     messages.SUCCESS,
                 )
                 return redirect(reverse("admin:catalogue_arenamodel_changelist"))
@@ -106,11 +158,16 @@ class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "form": form,
-            "title": f"Merge {source.key} into another model",
+            "title": f"Merge “{source.display_name}” into another model",
             "intro": "Its battles will count for the chosen model from the next recompute, new votes naming "
-            f"{source.key} are stored against it, and {source.key} is hidden. Nothing is deleted; "
-            "“Unmerge” undoes it.",
+            f"{source.key} are stored against it, and “{source.display_name}” is hidden. Nothing "
+            "is deleted; “Unmerge” undoes it.",
             "submit": "Merge",
+            "more": (
+                ""
+                if request.GET.get("hidden") == "1"
+                else "Hidden models are not listed; add ?hidden=1 to the address to list them."
+            ),
         }
         return TemplateResponse(request, "moderation/form.html", context)
 
@@ -119,11 +176,13 @@ class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
         self, request: HttpRequest, queryset: QuerySet[ArenaModel]
     ) -> TemplateResponse | None:
         def apply(qs: QuerySet[ArenaModel], reason: str) -> int:
-            n = 0
+            names = []
             for model in qs.filter(merged_into__isnull=False):
                 unmerge_model(source=model, reason=reason, actor=request.user)
-                n += 1
-            return n
+                names.append(f"“{model.display_name}”")
+            if names:
+                self.board_changed(request, what=f"unmerged {', '.join(names)}")
+            return len(names)
 
         return reason_action(
             self,
@@ -136,7 +195,19 @@ class ArenaModelAdmin(AuditedAdmin[ArenaModel]):
 
 
 @admin.register(ModelAlias)
-class ModelAliasAdmin(AuditedAdmin[ModelAlias]):
+class ModelAliasAdmin(BoardNoteAdmin, AuditedAdmin[ModelAlias]):
     list_display = ("key", "model", "note", "created_at")
     search_fields = ("key", "model__key")
     autocomplete_fields = ("model",)
+
+    def save_model(self, request: HttpRequest, obj: ModelAlias, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        self.board_changed(request, what=f"alias {obj.key} of “{obj.model.display_name}”")
+
+    def delete_model(self, request: HttpRequest, obj: ModelAlias) -> None:
+        super().delete_model(request, obj)
+        self.board_changed(request, what=f"alias {obj.key} removed")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ModelAlias]) -> None:
+        super().delete_queryset(request, queryset)
+        self.board_changed(request, what="aliases removed")

@@ -1,7 +1,7 @@
 """Writes of contributors: register a username for an extension user, authenticate, delete.
 
 Follows what the extension expects of the original server: `PUT /users` registers (409 when
-the username is taken), `POST /users/authenticate` looks the user up by machine id first, then
+the username is taken), `PATCH /users` changes the password or the metadata, `POST /users/authenticate` looks the user up by machine id first, then
 by username, accepts a user without a password and otherwise checks it. Passwords are hashed
 with Django's hashers. The private page link is only ever given to the machine that owns the
 account (matched by its id), never to someone who only knows the username.
@@ -86,6 +86,46 @@ def authenticate(*, user_id: str, username: str, password: str | None) -> Authen
     if found.password and not (password and check_password(password, found.password)):
         raise NotAuthenticated()
     return Authenticated(contributor=found, own_machine=mine is not None)
+
+
+class NoSuchUser(ApplicationError):
+    status = 404
+    code = "not_found"
+
+    def __init__(self, username: str) -> None:
+        super().__init__(f"No user named '{username}'.", fields={"username": ["No such user."]})
+
+
+def update_account(
+    *,
+    user_id: str,
+    username: str,
+    old_password: str | None,
+    new_password: str | None,
+    metadata: dict[str, object] | None,
+) -> Contributor:
+    """`PATCH /users`: a new password and/or new metadata for the account named `username`.
+
+    As the reference server: found by username (404 otherwise); an account with a password
+    needs `old_password` (401 otherwise). An account without one may be changed only from
+    its own machine, as for deleting it. Metadata sent replaces the stored metadata.
+    """
+    with transaction.atomic():
+        found = contributor_by_username(username=username)
+        if found is None:
+            raise NoSuchUser(username)
+        found = Contributor.objects.select_for_update().get(pk=found.pk)
+        if found.password:
+            if not (old_password and check_password(old_password, found.password)):
+                raise NotAuthenticated()
+        elif found.user_hash != pseudonymise_user(user_id):
+            raise NotAuthenticated()
+        if new_password:
+            found.password = make_password(new_password)
+        if metadata is not None:
+            found.metadata = metadata
+        found.save()
+    return found
 
 
 def delete_account(*, user_id: str, username: str, password: str | None) -> None:

@@ -24,7 +24,7 @@ from leaderboard import selectors as lb_selectors
 
 from . import charts, selectors, services
 from .models import Contributor
-from .serializers import AuthenticateSerializer, RegisterSerializer
+from .serializers import AuthenticateSerializer, RegisterSerializer, UpdateUserSerializer
 
 SCORE_HISTORY_SCHEMA = {
     "type": "array",
@@ -85,6 +85,26 @@ class UsersView(_AccountView):
             metadata=d.get("metadata"),
         )
         return Response({"message": "User saved", "username": contributor.username})
+
+    @extend_schema(
+        request=UpdateUserSerializer,
+        responses={
+            200: dict,
+            404: OpenApiResponse(description="No user has this username."),
+            **ERRORS,
+        },
+        summary="Extension: change the password or the metadata of an account",
+    )
+    def patch(self, request: Request) -> Response:
+        d = _validated(UpdateUserSerializer, request)
+        services.update_account(
+            user_id=d["userId"],
+            username=d["username"],
+            old_password=d.get("oldPassword"),
+            new_password=d.get("newPassword"),
+            metadata=d.get("metadata"),
+        )
+        return Response({"message": "User updated successfully"})
 
     @extend_schema(
         request=AuthenticateSerializer,

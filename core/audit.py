@@ -151,6 +151,28 @@ def _record_row(
     )
 
 
+class CountedReasonForm(ReasonForm):
+    """A reason, and the number of rows typed out: a large selection is never one click."""
+
+    count = forms.IntegerField(
+        label="Type the number of rows this changes",
+        help_text="Shown above. A dropped filter plus “select all” would otherwise change "
+        "the whole table in one confirmation.",
+    )
+
+    def __init__(self, *args: Any, expected: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.expected = expected
+
+    def clean_count(self) -> int:
+        count: int = self.cleaned_data["count"]
+        if count != self.expected:
+            raise forms.ValidationError(
+                f"This selection has {self.expected:,} rows; type that number to go on."
+            )
+        return count
+
+
 def reason_action(
     modeladmin: admin.ModelAdmin[_M],
     request: HttpRequest,
@@ -159,10 +181,19 @@ def reason_action(
     title: str,
     apply: Callable[[QuerySet[_M], str], int],
     done: str,
+    confirm_over: int | None = None,
 ) -> TemplateResponse | None:
-    """Run `apply(queryset, reason)` after asking for a reason on an intermediate page."""
+    """Run `apply(queryset, reason)` after asking for a reason on an intermediate page; over
+    `confirm_over` rows, also for the row count typed out."""
+    count = queryset.count()
+
+    def make_form(data: Any = None) -> ReasonForm:
+        if confirm_over is not None and count > confirm_over:
+            return CountedReasonForm(data, expected=count)
+        return ReasonForm(data)
+
     if request.POST.get("apply"):
-        form = ReasonForm(request.POST)
+        form = make_form(request.POST)
         if form.is_valid():
             try:
                 n = apply(queryset, form.cleaned_data["reason"])
@@ -172,7 +203,7 @@ def reason_action(
             modeladmin.message_user(request, done.format(n=n), messages.SUCCESS)
             return None
     else:
-        form = ReasonForm()
+        form = make_form()
     return TemplateResponse(
         request,
         "moderation/action_reason.html",
@@ -181,7 +212,7 @@ def reason_action(
             "title": title,
             "opts": modeladmin.model._meta,
             "form": form,
-            "count": queryset.count(),
+            "count": count,
             "action": request.POST.get("action"),
             "select_across": request.POST.get("select_across", "0"),
             "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),

@@ -13,7 +13,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalogue.selectors import listed_model_keys
 from core.auth import request_client
 from core.client_ip import client_ip
 from core.throttles import COMPLETION_LOG_THROTTLES, READ_THROTTLES
@@ -104,22 +103,6 @@ class SingleOutcomeView(VoteView):
             )
         )
         return Response({"status": "success", "created": created})
-
-
-class ListModelsView(APIView):
-    permission_classes: list[type[BasePermission]] = []
-    throttle_classes = READ_THROTTLES
-
-    @extend_schema(
-        responses={
-            200: inline_serializer(
-                "ModelList", {"models": serializers.ListField(child=serializers.CharField())}
-            )
-        },
-        summary="Extension: model keys this server knows (public and private models)",
-    )
-    def get(self, request: Request) -> Response:
-        return Response({"models": listed_model_keys()})
 
 
 class UserVoteCountView(APIView):

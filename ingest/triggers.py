@@ -7,6 +7,9 @@ recompute that starts within the debounce of its commit: either its own call set
 (and scheduled that run), or the flag was already set, and the run it stands for clears it,
 and so reads, after this vote committed.
 
+Moderation (leaderboard/board_changes.py) schedules through `schedule_recompute` too, with
+a shorter delay: a moderator waits for the board, not for more votes.
+
 The recompute lives in the leaderboard app, a layer above ingest, so it is named here by
 string (`RECOMPUTE_TASK`) rather than imported. In embedded mode (no worker; tasks run
 eagerly) it runs on a thread of this process once the debounce has passed.
@@ -51,28 +54,42 @@ def votes_arrived() -> None:
     """Called after a vote commits: make sure a recompute will read it (see module doc)."""
     if not settings.RECOMPUTE_ON_VOTES:
         return
-    delay = settings.RECOMPUTE_DEBOUNCE_SECONDS
+    schedule_recompute(trigger="votes", delay=settings.RECOMPUTE_DEBOUNCE_SECONDS)
+
+
+def schedule_recompute(*, trigger: str, delay: float) -> bool:
+    """Make sure a recompute starts within `delay` seconds (or within the pending one's).
+
+    Called after the change it must read has committed. Returns whether this call scheduled
+    the run (False: one was already pending, and it reads this change; or scheduling
+    failed and the beat schedule recomputes anyway). `delay` must not exceed
+    RECOMPUTE_DEBOUNCE_SECONDS, so a pending flag always stands for a run that starts
+    within the debounce.
+    """
     try:
         if not cache.add(PENDING_KEY, 1, timeout=delay + PENDING_MARGIN_SECONDS):
-            return
+            return False
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            runner = threading.Timer(delay, _run_in_process)
+            runner = threading.Timer(delay, _run_in_process, kwargs={"trigger": trigger})
             runner.daemon = True
             runner.start()
-            return
+            return True
         try:
-            recompute_task().apply_async(kwargs={"trigger": "votes"}, countdown=delay)
+            recompute_task().apply_async(kwargs={"trigger": trigger}, countdown=delay)
         except Exception:
-            cache.delete(PENDING_KEY)  # so the next vote schedules it
+            cache.delete(PENDING_KEY)  # so the next change schedules it
             raise
     except Exception:
-        # Never the vote's failure: it is stored; the beat schedule recomputes anyway.
-        log.exception("Scheduling the vote-triggered recompute failed")
+        # Never the vote's (or the moderator's) failure: the change is stored; the beat
+        # schedule recomputes anyway.
+        log.exception("Scheduling the %s-triggered recompute failed", trigger)
+        return False
+    return True
 
 
-def _run_in_process() -> None:
+def _run_in_process(trigger: str = "votes") -> None:
     try:
-        recompute_task().apply(kwargs={"trigger": "votes"})
+        recompute_task().apply(kwargs={"trigger": trigger})
     except Exception:
         log.exception("In-process recompute failed")
     finally:

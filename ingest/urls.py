@@ -20,7 +20,6 @@ extension = [
         "add_single_outcome", extension_views.SingleOutcomeView.as_view(), name="ext-single-outcome"
     ),
     path("add_completion", extension_views.AddCompletionView.as_view(), name="ext-add-completion"),
-    path("list_models", extension_views.ListModelsView.as_view(), name="ext-list-models"),
     path(
         "user_vote_count", extension_views.UserVoteCountView.as_view(), name="ext-user-vote-count"
     ),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from celery.result import EagerResult
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.dateparse import parse_datetime
 
 from core.admin_base import ReadOnlyAdmin
 from core.audit import AuditedAdmin, record
@@ -81,24 +83,37 @@ class SnapshotAdmin(ReadOnlyAdmin):
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
     def recompute_view(self, request):
+        from .board_changes import expected_seconds
         from .tasks import recompute_leaderboard, set_status, true_status
 
         if not request.user.has_perm("leaderboard.recompute_snapshot"):
             raise PermissionDenied
         if request.method == "POST":
+            seconds = expected_seconds()
             set_status("queued", trigger="admin")
             record(actor=request.user, action="recompute now", target="leaderboard")
             try:
-                recompute_leaderboard.apply_async(kwargs={"trigger": "admin"})
+                result = recompute_leaderboard.apply_async(kwargs={"trigger": "admin"})
             except Exception as exc:  # eager mode runs it here; the status shows the failure
                 self.message_user(request, f"Recompute failed: {exc}", messages.ERROR)
+            else:
+                done = result.result if isinstance(result, EagerResult) else None
+                self.message_user(
+                    request,
+                    f"Recomputed: snapshot {done} is published."
+                    if isinstance(done, int)
+                    else f"Recompute requested: the new board is published within about {seconds} s.",
+                    messages.SUCCESS,
+                )
             return redirect(reverse("admin:leaderboard_snapshot_recompute"))
         status = true_status()
+        at = parse_datetime(status["at"]) if status and status.get("at") else None
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "title": "Recompute the leaderboard",
             "status": status,
+            "status_at": at,
             "running": bool(status and status["state"] in ("queued", "running")),
             "latest": Snapshot.objects.order_by("-id")[:5],
         }

@@ -8,4 +8,4 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
-        from . import signals  # noqa: F401
+        from . import board_changes, signals  # noqa: F401

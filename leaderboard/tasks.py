@@ -9,6 +9,7 @@ seconds, and the next run marks the dead run's snapshot row failed.
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import shared_task
 from django.conf import settings
@@ -20,7 +21,7 @@ from core.locks import held, single_flight
 from core.redis_client import REDIS_ERRORS
 from ingest.triggers import PENDING_KEY
 
-from . import fanout, incremental
+from . import board_changes, fanout, incremental
 from .models import Snapshot
 from .recompute import DIED, mark_dead_runs, recompute
 
@@ -72,9 +73,9 @@ def recompute_leaderboard(
     with single_flight(LOCK_NAME, timeout=settings.RECOMPUTE_LOCK_SECONDS) as mine:
         redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
         if not mine:
-            if trigger == "votes" or redelivered:
-                # Votes that arrived after the running recompute read the battles still
-                # need a board: try again after the debounce. A message handed out again
+            if trigger in ("votes", "moderation") or redelivered:
+                # Votes (or a moderator's change) that arrived after the running
+                # recompute read the battles still need a board: try again after the debounce. A message handed out again
                 # (its worker died, or it outlived CELERY_VISIBILITY_TIMEOUT) tries again
                 # too: the lease may still be the dead run's. Its retry is needed only if
                 # the run now holding the lease -- which started after this message's
@@ -106,6 +107,7 @@ def recompute_leaderboard(
         if dead:
             log.warning("%s recompute run(s) had died; marked failed", dead)
         cache.delete(PENDING_KEY)
+        started_at = time.time()
         set_status("running", trigger=trigger)
         try:
             snapshot = recompute(trigger=trigger)
@@ -119,6 +121,7 @@ def recompute_leaderboard(
             battles=snapshot.battles,
             seconds=round(snapshot.duration_seconds, 2),
         )
+        board_changes.settle(started_at=started_at)
         return snapshot.pk
 
 

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
+from .board_changes import recompute_pending
 from .board_filters import apply_filters
 from .controlled import VIEWS, controlled_rows
 from .http_cache import public_read
@@ -37,8 +38,13 @@ def _category_choices() -> list[dict]:
     )
 
 
-@public_read
-@cached_per_snapshot
+def _recompute_note(_request: object) -> str:
+    """Part of the board's cache key: whether it says a moderation change is being applied."""
+    return "recomputing" if recompute_pending() else ""
+
+
+@public_read(version=_recompute_note)
+@cached_per_snapshot(version=_recompute_note)
 def leaderboard(request):
     category = request.GET.get("category", "overall")
     data = selectors.board(category=category)
@@ -74,6 +80,7 @@ def leaderboard(request):
         "notice": notice,
         "view": view,
         "ignored_board": variant,
+        "recomputing": recompute_pending(),
     }
     if data is not None:
         shown = data["models"]
@@ -124,9 +131,17 @@ def leaderboard(request):
     return render(request, "leaderboard/board.html", context)
 
 
+def model_detail(request, key: str):
+    # Checked before any cache: a model hidden a moment ago has no page, whatever the
+    # published snapshot (which still lists it until the recompute) and the page cache say.
+    if selectors.public_model(key) is None:
+        raise Http404("No public model with this key")
+    return _model_page(request, key)
+
+
 @public_read
 @cached_per_snapshot
-def model_detail(request, key: str):
+def _model_page(request, key: str):
     model = selectors.public_model(key)
     if model is None:
         raise Http404("No public model with this key")

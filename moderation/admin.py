@@ -5,13 +5,16 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from catalogue.models import ArenaModel, Visibility
 from core.admin_base import ReadOnlyAdmin
 from core.audit import reason_action
+from core.board_changes import BoardNoteAdmin
 from core.errors import ActionRefused
 from ingest.models import Battle
 
@@ -41,10 +44,34 @@ class RangeModerationForm(_ModerationForm):
     end = forms.DateTimeField(help_text="UTC, exclusive")
 
 
+# Above this many battles a bulk exclude/restore asks for the count typed out.
+CONFIRM_COUNT_OVER = 1000
+
+
+class InvolvesModelFilter(admin.SimpleListFilter):
+    """Battles in which a model took part, on top or at the bottom."""
+
+    title = "involves model"
+    parameter_name = "involves"
+
+    def lookups(self, request, model_admin):
+        shown = ArenaModel.objects.order_by("display_name")
+        if not getattr(request, "hidden_models", False):
+            shown = shown.exclude(visibility=Visibility.HIDDEN)
+        return [(str(m.pk), f"{m.display_name} ({m.key})") for m in shown]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if not value or not value.isdigit():
+            return queryset
+        return queryset.filter(Q(model_a_id=int(value)) | Q(model_b_id=int(value)))
+
+
 @admin.register(Battle)
-class BattleAdmin(ReadOnlyAdmin):
+class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     list_display = (
         "pair_id",
+        "user",
         "model_a",
         "model_b",
         "outcome",
@@ -66,7 +93,7 @@ class BattleAdmin(ReadOnlyAdmin):
         "language",
         "task_type",
         "context_bucket",
-        "model_a",
+        InvolvesModelFilter,
     )
     search_fields = ("=pair_id", "=user_hash", "=ip_hash")
     date_hierarchy = "received_at"
@@ -76,27 +103,60 @@ class BattleAdmin(ReadOnlyAdmin):
     change_list_template = "admin/ingest/battle/change_list.html"
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
-        # Links from anomaly reports filter by these exact pseudonymised ids.
+        # Links from anomaly reports and the user column filter by these exact ids.
         return lookup in ("user_hash", "ip_hash") or super().lookup_allowed(lookup, value, request)
+
+    def get_changelist(self, request, **kwargs):
+        # ?hidden_models=1 lists hidden models in the "involves model" filter; it is not a
+        # field lookup, so it must not reach the queryset.
+        request.hidden_models = request.GET.get("hidden_models") == "1"
+        request.GET = request.GET.copy()
+        request.GET.pop("hidden_models", None)
+        return super().get_changelist(request, **kwargs)
+
+    @admin.display(description="user")
+    def user(self, obj) -> str:
+        """A short pseudonym: all of this user's battles, and excluding them."""
+        if not obj.user_hash:
+            return "(none)"
+        battles = reverse("admin:ingest_battle_changelist")
+        exclude = reverse("admin:ingest_battle_moderate_user")
+        return format_html(
+            '<a href="{}?user_hash={}" title="All battles of this user">{}</a> '
+            '<a href="{}?user_hash={}">(exclude)</a>',
+            battles,
+            obj.user_hash,
+            obj.user_hash[:8],
+            exclude,
+            obj.user_hash,
+        )
 
     def has_moderate_permission(self, request) -> bool:
         return request.user.has_perm("ingest.moderate_battle")
 
     def _set(self, request, queryset, *, exclude: bool):
         verb = "Exclude" if exclude else "Restore"
-        return reason_action(
-            self,
-            request,
-            queryset,
-            title=f"{verb} battles",
-            apply=lambda qs, reason: set_excluded(
+
+        def apply(qs, reason: str) -> int:
+            n = set_excluded(
                 battles=qs,
                 exclude=exclude,
                 reason=reason,
                 actor=request.user,
                 target=f"{qs.count()} selected battle(s)",
-            ),
-            done=f"{verb}d {{n}} battle(s). They {'leave' if exclude else 'return to'} the board at the next recompute.",
+            )
+            if n:
+                self.board_changed(request, what=f"{verb.lower()}d {n} battle(s)")
+            return n
+
+        return reason_action(
+            self,
+            request,
+            queryset,
+            title=f"{verb} battles",
+            apply=apply,
+            done=f"{verb}d {{n}} battle(s).",
+            confirm_over=CONFIRM_COUNT_OVER,
         )
 
     @admin.action(description="Exclude selected battles (with a reason)", permissions=["moderate"])
@@ -122,18 +182,17 @@ class BattleAdmin(ReadOnlyAdmin):
     def _moderation_form(self, request, form_class, title, intro, apply):
         if not self.has_moderate_permission(request):
             raise PermissionDenied
-        form = form_class(request.POST or None)
+        # A link (the battle list's user column) may fill the form in; only a POST acts.
+        form = form_class(request.POST or None, initial=request.GET.dict())
         if request.method == "POST" and form.is_valid():
             try:
                 n = apply(form.cleaned_data)
             except ActionRefused as exc:
                 form.add_error(None, str(exc))
             else:
-                self.message_user(
-                    request,
-                    f"{n} battle(s) changed; the board follows at the next recompute.",
-                    messages.SUCCESS,
-                )
+                if n:
+                    self.board_changed(request, what=f"{n} battle(s) changed")
+                self.message_user(request, f"{n} battle(s) changed.", messages.SUCCESS)
                 return redirect(reverse("admin:ingest_battle_changelist"))
         context = {
             **self.admin_site.each_context(request),
@@ -175,7 +234,7 @@ class BattleAdmin(ReadOnlyAdmin):
 
 
 @admin.register(AnomalyReport)
-class AnomalyReportAdmin(admin.ModelAdmin):
+class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
     list_display = (
         "rule",
         "subject_kind",
@@ -217,6 +276,8 @@ class AnomalyReportAdmin(admin.ModelAdmin):
                     report=report, exclude=exclude, reason=reason, actor=request.user
                 )
                 total += changed if exclude else 1
+            if exclude and total:
+                self.board_changed(request, what=f"excluded {total} reported battle(s)")
             return total
 
         return apply

@@ -7,4 +7,5 @@ from . import views
 extension = [
     path("create_pair", views.CreatePairView.as_view(), name="ext-create-pair"),
     path("create_edit_pair", views.CreateEditPairView.as_view(), name="ext-create-edit-pair"),
+    path("list_models", views.ListModelsView.as_view(), name="ext-list-models"),
 ]

@@ -11,17 +11,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalogue.selectors import listed_model_keys
 from core.auth import AnonymousAllowed, ApiKeyAuthentication
 from core.metrics import PAIRS
-from core.throttles import PAIR_THROTTLES
+from core.throttles import PAIR_THROTTLES, READ_THROTTLES
 from ingest.validation import validator_for
 
 from . import services
+from .selectors import serving_state
 from .serializers import CreateEditPairSerializer, CreatePairSerializer
 
 ERRORS = {
@@ -127,3 +136,32 @@ class CreateEditPairView(_PairView):
         data = validator_for(CreateEditPairSerializer).validate(request.data)
         pair = CreateEditPairSerializer.request_from(data)
         return Response(services.create_edit_pair(request=pair))
+
+
+class ListModelsView(APIView):
+    """`GET /list_models`: the models a pair can be drawn from, as the reference server lists
+    its configured models. `?all=1` lists every key that collects votes instead (public and
+    private catalogue models, served here or not: votes from other servers name them)."""
+
+    permission_classes: list[type[BasePermission]] = []
+    throttle_classes = READ_THROTTLES
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "all",
+                bool,
+                description="1: every public or private catalogue model, servable or not.",
+            )
+        ],
+        responses={
+            200: inline_serializer(
+                "ModelList", {"models": serializers.ListField(child=serializers.CharField())}
+            )
+        },
+        summary="Extension: the models this server can serve (enabled provider, key present)",
+    )
+    def get(self, request: Request) -> Response:
+        if request.query_params.get("all") in ("1", "true"):
+            return Response({"models": listed_model_keys()})
+        return Response({"models": sorted({slot.key for slot in serving_state().slots})})

@@ -33,9 +33,11 @@ def _plain_static_storage(request):
 
 @pytest.fixture(autouse=True)
 def _no_vote_triggered_recompute(request):
-    # Pipeline tests switch this back on; elsewhere votes must not enqueue recomputes.
+    # Pipeline tests switch these back on; elsewhere votes and moderation must not
+    # enqueue recomputes.
     if _django(request):
         request.getfixturevalue("settings").RECOMPUTE_ON_VOTES = False
+        request.getfixturevalue("settings").RECOMPUTE_ON_MODERATION = False
 
 
 @pytest.fixture(autouse=True)

@@ -129,3 +129,33 @@ def test_contributor_pages(api, client, published):
     assert client.get("/me/not-a-token/").status_code == 404
     assert client.get("/contributors/nobody/").status_code == 404
     assert Battle.objects.filter(user_hash=pseudonymise_user(USER)).count() == 40
+
+
+def test_votes_on_provisional_models_are_kept_and_marked(api, published):
+    from tests.factories import ArenaModelFactory
+
+    ArenaModelFactory(key="newcomer-1")  # public, no battles: below the board's minimum
+    keys = [m["model"] for m in board()["models"]][:3]
+    for i in range(24):
+        top, bottom = ("newcomer-1", keys[i % 3]) if i % 2 else (keys[i % 3], keys[(i + 1) % 3])
+        vote(api, i, top, bottom, accepted=i % 3 % 2)
+    last = scores(api)[-1]
+    by_model = {s["model"]: s for s in last}
+    assert by_model["newcomer-1"]["provisional"] is True and by_model["newcomer-1"]["votes"] == 12
+    assert all("provisional" not in s for k, s in by_model.items() if k != "newcomer-1")
+    assert sum(s["votes"] for s in last) == 2 * 24
+
+
+def test_a_panel_before_the_first_board(api, db):
+    from catalogue.services import seed_demo_catalogue
+
+    seed_demo_catalogue()
+    keys = list(
+        ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("key", flat=True)[:4]
+    )
+    for i in range(22):
+        vote(api, i, keys[i % 4], keys[(i + 1) % 4], accepted=i % 2)
+    history = scores(api)
+    assert len(history) == 1
+    assert {s["model"] for s in history[0]} == set(keys)
+    assert all(s["provisional"] for s in history[0])

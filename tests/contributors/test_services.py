@@ -1,4 +1,5 @@
-"""`PUT /users`, `POST /users/authenticate`, `DELETE /users`: what the extension's panel does."""
+"""`PUT /users`, `PATCH /users`, `POST /users/authenticate`, `DELETE /users`: what the
+extension's panel does, and what the reference server's account routes do."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ingest.models import Battle
 from ingest.pseudonyms import pseudonymise_user
 from tests.ingest.payloads import outcome_payload
 
-META = {"jobTitle": "Data engineer", "industrySector": "Finance", "yearsOfExperience": "5-10"}
+# As the extension's Register form sends it (yearsOfExperience through parseInt).
+META = {"jobTitle": "Data engineer", "industrySector": "Finance", "yearsOfExperience": 7}
 
 
 def call(api, method: str, path: str, body: dict):
@@ -61,8 +63,11 @@ def test_taken_usernames_are_409_case_insensitively(api, db):
         ({"username": "x" * 40}, "username"),
         ({"password": "short"}, "password"),
         ({"metadata": {"salary": "1"}}, "metadata"),
-        ({"metadata": {"jobTitle": "x" * 200}}, "metadata"),
-        ({"metadata": {"jobTitle": ["a"]}}, "metadata"),
+        ({"metadata": {"jobTitle": "x" * 200}}, "metadata.jobTitle"),
+        ({"metadata": {"jobTitle": ["a"]}}, "metadata.jobTitle"),
+        ({"metadata": {"yearsOfExperience": "x"}}, "metadata.yearsOfExperience"),
+        ({"metadata": {"codingHoursPerWeek": 500}}, "metadata.codingHoursPerWeek"),
+        ({"metadata": "senior"}, "metadata"),
     ],
 )
 def test_bad_registrations_name_the_field_and_store_nothing(api, db, body, field):
@@ -115,3 +120,55 @@ def test_account_routes_are_rate_limited(api, db, settings):
     settings.ARENA_THROTTLE_RATES = {**settings.ARENA_THROTTLE_RATES, "account_ip": "3/hour"}
     codes = [authenticate(api, user_id=f"m{i}").status_code for i in range(4)]
     assert codes == [401, 401, 401, 429]
+
+
+def patch(api, **body):
+    return call(api, "patch", "/users", {"userId": "machine-1", "username": "alice", **body})
+
+
+def test_patch_changes_metadata_from_the_owning_machine_only(api, db):
+    register(api, metadata=META)
+    r = patch(api, metadata={"jobTitle": "Researcher", "codingHoursPerWeek": "20"})
+    assert r.status_code == 200 and r.json() == {"message": "User updated successfully"}
+    assert Contributor.objects.get().metadata == {
+        "jobTitle": "Researcher",
+        "codingHoursPerWeek": 20,
+    }
+    # A passwordless account is proved by its machine only, as for DELETE.
+    r = patch(api, userId="another-machine", metadata={"jobTitle": "Intruder"})
+    assert r.status_code == 401
+    assert Contributor.objects.get().metadata["jobTitle"] == "Researcher"
+
+
+def test_patch_sets_then_requires_the_password(api, db):
+    register(api)
+    assert patch(api, newPassword="s3cret-pass").status_code == 200
+    assert authenticate(api, user_id="elsewhere", username="alice").status_code == 401
+    assert (
+        authenticate(api, user_id="elsewhere", username="alice", password="s3cret-pass").status_code
+        == 200
+    )
+    r = patch(api, userId="elsewhere", oldPassword="wrong-pass", newPassword="another-pass")
+    assert r.status_code == 401
+    r = patch(api, userId="elsewhere", oldPassword="s3cret-pass", newPassword="another-pass")
+    assert r.status_code == 200
+    assert (
+        authenticate(api, user_id="x", username="alice", password="another-pass").status_code == 200
+    )
+
+
+@pytest.mark.parametrize(
+    "body, status, field",
+    [
+        ({"username": "nobody"}, 404, "username"),
+        ({"newPassword": "short"}, 400, "newPassword"),
+        ({"metadata": {"yearsOfExperience": "x"}}, 400, "metadata.yearsOfExperience"),
+        ({"metadata": {"salary": 1}}, 400, "metadata"),
+    ],
+)
+def test_bad_patches_name_the_field_and_change_nothing(api, db, body, status, field):
+    register(api, metadata=META)
+    r = patch(api, **body)
+    assert r.status_code == status and field in r.json()["fields"]
+    row = Contributor.objects.get()
+    assert row.metadata == META and not row.password

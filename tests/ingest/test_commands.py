@@ -118,8 +118,16 @@ def test_export_to_an_unwritable_path_is_a_one_line_error(db, tmp_path):
 
 def test_export_writes_no_progress_bar_when_not_on_a_terminal(db, tmp_path):
     _import(str(SAMPLE), "--add-unknown-models")
-    err = io.StringIO()
+    err, summary = io.StringIO(), io.StringIO()
     out = tmp_path / "x.jsonl"
-    call_command("export_battles", "-o", str(out), stderr=err)
-    assert err.getvalue().strip() == "Exported 112 battle(s)."
+    call_command("export_battles", "-o", str(out), stderr=err, stdout=summary)
+    assert err.getvalue() == ""  # the summary is not an error
+    assert summary.getvalue().strip() == f"Exported 112 battle(s) to {out}."
     assert len([json.loads(line) for line in out.read_text().splitlines()]) == 112
+
+
+def test_export_to_stdout_keeps_the_summary_beside_the_data_in_plain_style(db):
+    _import(str(SAMPLE), "--add-unknown-models")
+    err, data = io.StringIO(), io.StringIO()
+    call_command("export_battles", stderr=err, stdout=data, force_color=True)
+    assert err.getvalue().strip() == "Exported 112 battle(s)."  # no colour codes

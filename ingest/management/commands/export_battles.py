@@ -49,4 +49,10 @@ class Command(BaseCommand):
             for row in progress(rows, total=qs.count(), desc="Exporting", unit=" battles"):
                 stream.write(json.dumps(row, ensure_ascii=False) + "\n")
                 n += 1
-        self.stderr.write(f"Exported {n} battle(s).")
+        summary = f"Exported {n:,} battle(s)" + (f" to {output}." if output else ".")
+        if output:
+            self.stdout.write(summary)
+        else:
+            # stdout carries the export itself: the summary goes beside it, in plain style
+            # (stderr's default style is the error style).
+            self.stderr.write(summary, style_func=lambda text: text)
