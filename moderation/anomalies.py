@@ -6,7 +6,8 @@ Rules (thresholds are settings, see arena_site/settings.py `ANOMALY_*`):
   least ANOMALY_TOP_SLOT_MIN_VOTES completion votes (honest users pick it about 82% of
   the time, so this flags, it does not convict).
 - outlier: the Chatbot Arena test (analysis/outliers.py): product of 1/(2p) over a user's
-  votes above ANOMALY_OUTLIER_THRESHOLD with at least ANOMALY_OUTLIER_MIN_VOTES votes.
+  votes above ANOMALY_OUTLIER_THRESHOLD with at least ANOMALY_OUTLIER_MIN_VOTES votes, on
+  counts per (user, unordered pair, choice); "both bad" votes are not choices there.
 - ip_burst: more than ANOMALY_IP_BURST_VOTES votes from one (pseudonymised) IP within one
   clock minute.
 - inhuman_pace: a user with at least 10 votes whose median gap between votes is under
@@ -27,7 +28,7 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDate, TruncMinute
 from django.utils import timezone
 
-from analysis.outliers import outlier_scores
+from analysis.outliers import merge_counts, outlier_scores
 from ingest.models import Battle, BattleKind, Outcome
 
 
@@ -92,14 +93,23 @@ def top_slot() -> list[Finding]:
     ]
 
 
-def outliers() -> list[Finding]:
+def outlier_counts() -> tuple[list[str], tuple[np.ndarray, ...]]:
+    """The outlier test's input: the users, and counts per (user, unordered pair, choice).
+
+    The database groups by the ordered pair (top, bottom); a winner shown on top and the
+    same winner shown at the bottom are one choice, so those rows are merged
+    (analysis.outliers.merge_counts) -- otherwise part of a user's own votes would count
+    as "what others chose". "Both bad" expresses no preference between the two models and
+    is left out: scored as a rare tie, one such vote flagged an honest user.
+    """
     rows = list(
         recent_user_battles()
+        .exclude(outcome=Outcome.BOTH_BAD)
         .values_list("user_hash", "model_a_id", "model_b_id", "outcome")
         .annotate(n=Count("id"))
     )
     if not rows:
-        return []
+        return [], ()
     users = sorted({r[0] for r in rows})
     uidx = {u: i for i, u in enumerate(users)}
     a = np.array([r[1] for r in rows])
@@ -109,9 +119,15 @@ def outliers() -> list[Finding]:
     pair = lo * (int(hi.max()) + 1) + hi
     winner = np.where(o == Outcome.A, a, np.where(o == Outcome.B, b, -1))
     choice = np.where(winner == -1, 2, np.where(winner == lo, 0, 1))
-    s = outlier_scores(
-        np.array([uidx[r[0]] for r in rows]), pair, choice, np.array([r[4] for r in rows])
-    )
+    user = np.array([uidx[r[0]] for r in rows])
+    return users, merge_counts(user, pair, choice, np.array([r[4] for r in rows]))
+
+
+def outliers() -> list[Finding]:
+    users, counts = outlier_counts()
+    if not users:
+        return []
+    s = outlier_scores(*counts)
     flagged = s.flagged(
         min_votes=settings.ANOMALY_OUTLIER_MIN_VOTES, threshold=settings.ANOMALY_OUTLIER_THRESHOLD
     )
@@ -124,6 +140,7 @@ def outliers() -> list[Finding]:
             {
                 "votes": int(s.votes[i]),
                 "score": round(float(np.exp(min(s.log_score[i], 700))), 2),
+                "log_score": round(float(s.log_score[i]), 2),
                 "threshold": settings.ANOMALY_OUTLIER_THRESHOLD,
             },
         )

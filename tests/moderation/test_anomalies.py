@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -168,3 +169,96 @@ def test_auto_exclude_setting(trio, settings):
     file_reports()
     assert Battle.objects.filter(user_hash=SUSPECT, excluded=True).count() == 12
     assert AuditEntry.objects.filter(actor_name="system").exists()
+
+
+def _bt_battles(models, rng, *, users, votes_each, both_bad_users=0):
+    """Honest votes (Bradley-Terry on a spread of strengths, positions random) as Battle
+    objects; the first ``both_bad_users`` users also cast one "both bad" edit vote each."""
+    strength = np.linspace(0.5, -0.5, len(models))
+    out = []
+    for u in range(users):
+        for _ in range(votes_each):
+            top, bottom = rng.choice(len(models), 2, replace=False)
+            p_top = 1 / (1 + np.exp(strength[bottom] - strength[top]))
+            out.append(
+                Battle(
+                    user_hash=f"{u:064x}",
+                    model_a=models[top],
+                    model_b=models[bottom],
+                    outcome=Outcome.A if rng.random() < p_top else Outcome.B,
+                    kind=BattleKind.EDIT,
+                )
+            )
+        if u < both_bad_users:
+            out.append(
+                Battle(
+                    user_hash=f"{u:064x}",
+                    model_a=models[0],
+                    model_b=models[1],
+                    outcome=Outcome.BOTH_BAD,
+                    kind=BattleKind.EDIT,
+                )
+            )
+    return out
+
+
+def _store(battles_):
+    for i, b in enumerate(battles_):
+        b.pair_id, b.content_hash = f"bt-{i}", f"{i:064x}"
+        b.privacy, b.source = "Private", "api"
+    Battle.objects.bulk_create(battles_, batch_size=2000)
+
+
+@pytest.fixture
+def seven(db):
+    return [ArenaModelFactory(key=f"m-{i}") for i in range(7)]
+
+
+def test_a_one_sided_prolific_voter_is_flagged_and_an_honest_one_is_not(seven, settings):
+    settings.ANOMALY_OUTLIER_MIN_VOTES = 5
+    rng = np.random.default_rng(3)
+    crowd = _bt_battles(seven, rng, users=120, votes_each=25)
+    target = seven[5]  # below the middle: it loses to most
+    rigged = []
+    for i in range(1000):  # the target wins every battle it is in, on top or at the bottom
+        other = seven[[0, 1, 2, 3, 4, 6][i % 6]]
+        top, bottom = (target, other) if i % 2 else (other, target)
+        rigged.append(
+            Battle(
+                user_hash=SUSPECT,
+                model_a=top,
+                model_b=bottom,
+                outcome=Outcome.A if top == target else Outcome.B,
+            )
+        )
+    # An honest user who, like most, prefers the stronger model of each pair it meets.
+    steady = [
+        Battle(
+            user_hash=HONEST,
+            model_a=seven[i % 3],
+            model_b=seven[6 - i % 3],
+            outcome=Outcome.A if i % 4 else Outcome.B,
+        )
+        for i in range(30)
+    ]
+    _store(crowd + rigged + steady)
+    found = {f.subject: f for f in anomalies.outliers()}
+    assert SUSPECT in found and found[SUSPECT].detail["votes"] == 1000
+    assert found[SUSPECT].detail["log_score"] > np.log(20.0) + 100
+    assert HONEST not in found
+    # The input is what the test is defined on: one row per (user, pair, choice).
+    _users, (user, pair, choice, _count) = anomalies.outlier_counts()
+    keys = set(zip(user.tolist(), pair.tolist(), choice.tolist(), strict=True))
+    assert len(keys) == len(user)
+
+
+def test_one_both_bad_vote_does_not_flag_an_honest_user(seven, settings):
+    # Sixty honest users with one "both bad" each among ~1.5% of a pair's votes: scored as a
+    # rare tie, each such vote alone was ~e^3.5 against a threshold of 20 (e^3.0).
+    rng = np.random.default_rng(5)
+    _store(_bt_battles(seven[:2], rng, users=240, votes_each=16, both_bad_users=60))
+    assert Battle.objects.filter(outcome=Outcome.BOTH_BAD).count() == 60
+    flagged = subjects(anomalies.outliers(), "outlier")
+    assert len(flagged & {f"{u:064x}" for u in range(60)}) <= 2
+    _users, (_u, _p, choice, _n) = anomalies.outlier_counts()
+    assert 2 not in set(choice.tolist())  # no tie choice was scored
