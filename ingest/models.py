@@ -102,7 +102,8 @@ class Battle(models.Model):
                 condition=~models.Q(model_a=models.F("model_b")), name="battle_distinct_models"
             ),
             models.CheckConstraint(
-                condition=models.Q(hold="") | models.Q(excluded=True), name="battle_held_is_excluded"
+                condition=models.Q(hold="") | models.Q(excluded=True),
+                name="battle_held_is_excluded",
             ),
         ]
         indexes = [

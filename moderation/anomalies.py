@@ -14,7 +14,9 @@ Rules (thresholds are settings, see arena_site/settings.py `ANOMALY_*`):
   ANOMALY_MIN_VOTE_GAP_SECONDS.
 - implausible_latency: a user whose votes report completion latencies under
   ANOMALY_MIN_LATENCY_MS (no model answers that fast; the client is likely scripted).
-Only non-excluded battles of the last ANOMALY_WINDOW_DAYS are examined.
+Only battles of the last ANOMALY_WINDOW_DAYS that are counted or held pending review are
+examined (held ones too: a flagged user stays flagged while its votes are held, so the votes
+it keeps sending are held as well); excluded battles are not.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class Finding:
 
 def recent_battles():
     since = timezone.now() - timedelta(days=settings.ANOMALY_WINDOW_DAYS)
-    return Battle.objects.filter(excluded=False, received_at__gte=since)
+    return Battle.objects.filter(Q(excluded=False) | ~Q(hold=""), received_at__gte=since)
 
 
 def recent_user_battles():

@@ -59,7 +59,9 @@ def test_either_order_of_the_served_models_counts(api, binding):
     ("case", "models_sent"),
     [("never served", (TOP, BOTTOM)), ("other models", (TOP, OTHER))],
 )
-def test_unserved_or_mismatched_pairs_are_stored_held_as_unverified(api, binding, case, models_sent):
+def test_unserved_or_mismatched_pairs_are_stored_held_as_unverified(
+    api, binding, case, models_sent
+):
     served("p-real", TOP, BOTTOM)
     pair_id = "p-forged" if case == "never served" else "p-real"
     r = put(api, pair_id, *models_sent)

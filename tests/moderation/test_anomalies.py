@@ -1,4 +1,4 @@
-"""Each anomaly rule on crafted data; reports are filed once and nothing is auto-excluded."""
+"""Each anomaly rule on crafted data; reports are filed once, their votes held (not excluded)."""
 
 from __future__ import annotations
 
@@ -142,25 +142,55 @@ def test_old_and_excluded_battles_are_ignored(trio, settings):
     )
     battles(10, user=HONEST, models=trio, gap=timedelta(seconds=30), excluded=True)
     assert anomalies.daily_cap() == []
+    # Held votes are still examined: the user stays flagged while they wait for review.
+    held = "c" * 64
+    battles(6, user=held, models=trio, gap=timedelta(seconds=30), excluded=True, hold="quarantine")
+    assert subjects(anomalies.daily_cap(), "daily_cap") == {held}
 
 
-def test_reports_are_filed_once_and_not_acted_on(trio, settings, moderator):
+def test_reports_are_filed_once_and_their_votes_held_not_excluded(trio, settings, moderator):
     battles(
         12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=500), kind=BattleKind.COMPLETION
     )
-    assert file_reports()["created"] >= 1
-    assert file_reports()["created"] == 0  # refreshed, not duplicated
+    first = file_reports()
+    assert first["created"] >= 1 and first["held"] == 12
+    assert file_reports() == {
+        "created": 0,
+        "refreshed": first["created"],
+        "held": 0,
+        "auto_excluded": 0,
+    }  # refreshed, not duplicated
+    # The user keeps voting while flagged: the new votes are held too.
+    battles(
+        2,
+        user=SUSPECT,
+        models=trio,
+        gap=timedelta(milliseconds=500),
+        start=timezone.now() - timedelta(minutes=1),
+    )
+    assert file_reports()["held"] == 2
+    Battle.objects.filter(received_at__gte=timezone.now() - timedelta(minutes=2)).delete()
     report = AnomalyReport.objects.get(rule="inhuman_pace")
     assert report.status == "open"
-    assert not Battle.objects.filter(excluded=True).exists()  # nothing automatic by default
+    # Held pending review by default, never excluded for good automatically.
+    assert set(Battle.objects.values_list("hold", "excluded")) == {("quarantine", True)}
+    assert AuditEntry.objects.filter(action="hold battles", actor_name="system").exists()
     assert (
         resolve_report(report=report, exclude=True, reason="scripted client", actor=moderator) == 12
     )
     report.refresh_from_db()
     assert report.status == "excluded" and report.resolved_by == moderator
+    assert set(Battle.objects.values_list("hold", "excluded")) == {("", True)}
     assert AuditEntry.objects.filter(
         action="exclude battles", reason="scripted client", affected=12
     ).exists()
+
+
+def test_hold_can_be_switched_off(trio, settings):
+    settings.ANOMALY_HOLD = False
+    battles(12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=500))
+    assert file_reports()["held"] == 0
+    assert not Battle.objects.filter(excluded=True).exists()
 
 
 def test_auto_exclude_setting(trio, settings):
