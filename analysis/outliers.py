@@ -11,7 +11,12 @@ single unanimous pair cannot dominate.
 
 Inputs are counts per (user, pair, choice): `pair` is any integer id of the unordered pair
 of models, `choice` an integer outcome code within the pair (e.g. 0 = lower id won,
-1 = higher id won, 2 = tie).
+1 = higher id won, 2 = tie). Rows that repeat a (user, pair, choice) -- e.g. one per
+top/bottom order, as a database grouping by the ordered pair returns them -- are merged
+first (`merge_counts`): leaving out "this row" instead of "this user's votes in the cell"
+would count a user's own votes among what others chose, and a one-sided voter would look
+more ordinary the more it votes. Votes that express no preference between the two models
+(an edit battle's "both bad") are not choices here; callers leave them out.
 """
 
 from __future__ import annotations
@@ -31,6 +36,16 @@ class OutlierScores:
         return np.asarray((self.votes >= min_votes) & (self.log_score > np.log(threshold)))
 
 
+def merge_counts(
+    user: np.ndarray, pair: np.ndarray, choice: np.ndarray, count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One row per (user, pair, choice) with the summed count."""
+    keys = np.stack([np.asarray(x, dtype=np.int64) for x in (user, pair, choice)], axis=1)
+    unique, idx = np.unique(keys, axis=0, return_inverse=True)
+    summed = np.bincount(idx.ravel(), weights=np.asarray(count, dtype=np.float64))
+    return unique[:, 0], unique[:, 1], unique[:, 2], summed
+
+
 def outlier_scores(
     user: np.ndarray,
     pair: np.ndarray,
@@ -44,6 +59,7 @@ def outlier_scores(
     if user.size == 0:
         empty = np.zeros(0)
         return OutlierScores(empty.astype(np.int64), empty.astype(np.int64), empty)
+    user, pair, choice, count = merge_counts(user, pair, choice, count)
     n_choice = int(choice.max()) + 1
     cell = pair * n_choice + choice
     _cells, cell_idx = np.unique(cell, return_inverse=True)

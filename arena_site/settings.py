@@ -566,7 +566,9 @@ EVALUATION_MIN_WELL_FORMATTED = env.float("EVALUATION_MIN_WELL_FORMATTED", defau
 EVALUATION_BLOCK_PUBLIC = env.bool("EVALUATION_BLOCK_PUBLIC", default=False)
 EVALUATION_GUARD_SET = env.str("EVALUATION_GUARD_SET", default="random-span-light")
 
-# Anomaly reports (moderation/anomalies.py documents each rule). Nothing is excluded
+# Anomaly reports (moderation/anomalies.py documents each rule). A flagged subject's votes
+# of the window are held out of the public board pending review (ANOMALY_HOLD, on by
+# default; a moderator releases or excludes them); nothing is excluded for good
 # automatically unless ANOMALY_AUTO_EXCLUDE is on.
 ANOMALY_WINDOW_DAYS = env.int("ANOMALY_WINDOW_DAYS", default=30)
 ANOMALY_DAILY_CAP = env.int("ANOMALY_DAILY_CAP", default=200)
@@ -578,6 +580,12 @@ ANOMALY_IP_BURST_VOTES = env.int("ANOMALY_IP_BURST_VOTES", default=60)
 ANOMALY_MIN_VOTE_GAP_SECONDS = env.float("ANOMALY_MIN_VOTE_GAP_SECONDS", default=2.0)
 ANOMALY_MIN_LATENCY_MS = env.float("ANOMALY_MIN_LATENCY_MS", default=20.0)
 ANOMALY_AUTO_EXCLUDE = env.bool("ANOMALY_AUTO_EXCLUDE", default=False)
+ANOMALY_HOLD = env.bool("ANOMALY_HOLD", default=True)
+# Votes bound to served pairs (ingest/binding.py): "auto" binds votes without an API key
+# while this server serves pairs (an enabled model provider); "on" always, "off" never.
+VOTE_BINDING = env.str("VOTE_BINDING", default="auto")
+if VOTE_BINDING not in ("auto", "on", "off"):
+    raise ImproperlyConfigured(f"VOTE_BINDING must be auto, on or off, not {VOTE_BINDING!r}.")
 
 # Logs: one line per record on stderr, "plain" text or "json" (one object per line, for a
 # log shipper; arena_site/log_format.py). Celery's worker logs through the same handler.

@@ -1,7 +1,8 @@
 """The public Copilot Arena extension's routes, so that extension can post here unchanged.
 
 Routes and field names follow the extension (see docs/api.md). Each answers
-`{"status": "success"}` (the extension only checks for a 2xx); replays are accepted.
+`{"status": "success"}` (the extension only checks for a 2xx); replays are accepted. A vote
+held out of the board (ingest/binding.py: not a pair this server served) says so in `held`.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ class _OutcomeView(VoteView):
             ip=client_ip(request),
         )
         self.votes = {"stored": 1} if result.created else {"duplicate": 1}
-        return Response({"status": "success", "created": result.created})
+        body: dict[str, object] = {"status": "success", "created": result.created}
+        if result.hold:
+            body["held"] = result.hold
+        return Response(body)
 
 
 @extend_schema(

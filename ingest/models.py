@@ -40,6 +40,17 @@ class BattleSource(models.TextChoices):
     EXTERNAL = "external", "Another arena's release"
 
 
+class Hold(models.TextChoices):
+    """Why a battle is held out of the public board pending a decision (always excluded too)."""
+
+    NONE = "", "Not held"
+    # A user flagged by an anomaly rule: their recent votes wait for a moderator.
+    QUARANTINE = "quarantine", "Held: flagged user, pending review"
+    # A vote without an API key for a pair this server did not serve (or not with these
+    # models), while pair serving is on (ingest/binding.py).
+    UNVERIFIED = "unverified", "Held: not a pair this server served"
+
+
 class Battle(models.Model):
     """One vote: model A was shown on top, model B at the bottom."""
 
@@ -83,17 +94,27 @@ class Battle(models.Model):
     context_bucket = models.CharField(max_length=8, default="unknown")
     task_type = models.CharField(max_length=16, default="other")
     labeler_version = models.CharField(max_length=32, blank=True)
-    # Moderation: exclusion is a flag, never a delete.
+    # Moderation: exclusion is a flag, never a delete. A held battle is excluded (so every
+    # count of the board leaves it out) and says why in `hold`; releasing it counts it again.
     excluded = models.BooleanField(default=False)
     excluded_reason = models.CharField(max_length=200, blank=True)
+    hold = models.CharField(max_length=12, choices=Hold.choices, blank=True, default="")
 
     class Meta:
         constraints = [
             models.CheckConstraint(
                 condition=~models.Q(model_a=models.F("model_b")), name="battle_distinct_models"
             ),
+            models.CheckConstraint(
+                condition=models.Q(hold="") | models.Q(excluded=True),
+                name="battle_held_is_excluded",
+            ),
         ]
-        indexes = [models.Index(fields=["source"], name="battle_source_idx")]
+        indexes = [
+            models.Index(fields=["source"], name="battle_source_idx"),
+            # Held battles are few: counted for every board, listed for moderators.
+            models.Index(fields=["hold"], condition=~models.Q(hold=""), name="battle_held_idx"),
+        ]
         permissions = [("moderate_battle", "Can exclude and restore battles")]
 
     def __str__(self) -> str:

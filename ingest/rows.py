@@ -20,8 +20,9 @@ import psycopg
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import OuterRef, Subquery
 
+from .binding import BOUND_SQL, is_bound
 from .labelling import label_fields
-from .models import Battle, CodeContext, CompletionLog
+from .models import Battle, CodeContext, CompletionLog, Hold
 from .pseudonyms import context_fingerprint, pseudonymise_user
 from .votes import VoteIn
 
@@ -45,10 +46,19 @@ _PROBABILITY_SQL = (
     f'(SELECT "pair_probability" FROM "{_LOG_TABLE}" WHERE "pair_id" = %s '  # noqa: S608
     'AND "pair_probability" IS NOT NULL LIMIT 1)'
 )
-_VALUES = ", ".join(_PROBABILITY_SQL if f.attname == "pair_probability" else "%s" for f in _FIELDS)
+# A vote bound to a served pair (ingest/binding.py) arrives held as unverified and is
+# released in the same statement when the pair's logs match: the hold and excluded columns
+# keep the row's value unless it is an unverified hold and BOUND_SQL holds.
+_RELEASED = f"%s = '{Hold.UNVERIFIED.value}' AND {BOUND_SQL}"
+_COLUMN_SQL = {
+    "pair_probability": _PROBABILITY_SQL,
+    "hold": f"CASE WHEN {_RELEASED} THEN '' ELSE %s END",
+    "excluded": f"CASE WHEN {_RELEASED} THEN FALSE ELSE %s END",
+}
+_VALUES = ", ".join(_COLUMN_SQL.get(f.attname, "%s") for f in _FIELDS)
 _INSERT_SQL = (
     f'INSERT INTO "{_TABLE}" ({_COLUMN_LIST}) VALUES ({_VALUES}) '  # noqa: S608
-    'ON CONFLICT ("pair_id") DO NOTHING RETURNING "id"'
+    'ON CONFLICT ("pair_id") DO NOTHING RETURNING "id", "hold"'
 )
 _COPY_SQL = f'COPY "{_TABLE}" ({_COLUMN_LIST}) FROM STDIN'
 _STORED_SQL = f'SELECT "pair_id", "content_hash" FROM "{_TABLE}" WHERE "pair_id" = ANY(%s)'  # noqa: S608
@@ -83,8 +93,11 @@ def completion_lengths(vote: VoteIn) -> dict[str, int | None]:
     return out
 
 
-def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now: datetime) -> Row:
-    """The battle row of a vote, every column set (model defaults for the rest)."""
+def battle_row(
+    vote: VoteIn, *, client_id: int | None, ip_hash: str, now: datetime, bind: bool = False
+) -> Row:
+    """The battle row of a vote, every column set (model defaults for the rest). ``bind``:
+    held as unverified unless its pair is a served one (checked by `insert_one`)."""
     user_hash = vote.user_hash or (pseudonymise_user(vote.user_id) if vote.user_id else "")
     # Plain values (not the Choices members the serializers hand over) for the driver.
     outcome, kind = int(vote.outcome), str(vote.kind)
@@ -117,6 +130,8 @@ def battle_row(vote: VoteIn, *, client_id: int | None, ip_hash: str, now: dateti
         ),
         "context_hash": context_fingerprint(vote.code.prefix, vote.code.suffix),
         **label_fields(vote),
+        "hold": Hold.UNVERIFIED.value if bind else "",
+        "excluded": bind,
     }
 
 
@@ -125,8 +140,8 @@ def raw_sql() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _insert_raw(params: list[Any]) -> int | None:
-    """Run `_INSERT_SQL`; the new id, or None when the pair id is already stored.
+def _insert_raw(params: list[Any]) -> tuple[int, str] | None:
+    """Run `_INSERT_SQL`; the new id and hold, or None when the pair id is already stored.
 
     Each round trip costs this process about as much CPU as the INSERT's own (waiting on
     a socket is not free), so the INSERT is the request's only statement: it runs on a
@@ -148,7 +163,7 @@ def _insert_raw(params: list[Any]) -> int | None:
         with connection.cursor() as cursor:
             cursor.execute(_INSERT_SQL, params)
             row = cursor.fetchone()
-        return None if row is None else row[0]
+        return None if row is None else (row[0], row[1])
     try:
         return _execute_raw(params)
     except (OperationalError, InterfaceError):
@@ -174,28 +189,43 @@ def _insert_cursor() -> psycopg.Cursor:
     return cursor
 
 
-def _execute_raw(params: list[Any]) -> int | None:
+def _execute_raw(params: list[Any]) -> tuple[int, str] | None:
     connection.validate_no_broken_transaction()
     with connection.wrap_database_errors:
         cursor = _insert_cursor()
         cursor.execute(_INSERT_SQL, params)
         row = cursor.fetchone()
-    return None if row is None else row[0]
+    return None if row is None else (row[0], row[1])
 
 
-def insert_one(row: Row, code: CodeContext | None) -> int | None:
-    """Store one battle (and its code); None when its pair id is already stored."""
+def _params(row: Row) -> list[Any]:
+    """`_INSERT_SQL`'s parameters: a value per column, the bound check's where it has one."""
+    bound = [row["hold"], row["pair_id"], row["model_a_id"], row["model_b_id"]]
+    out: list[Any] = []
+    for c in COLUMNS:
+        if c == "pair_probability":
+            out.append(row["pair_id"])
+        elif c in ("hold", "excluded"):
+            out += [*bound, row[c]]
+        else:
+            out.append(row[c])
+    return out
+
+
+def insert_one(row: Row, code: CodeContext | None) -> tuple[int, str] | None:
+    """Store one battle (and its code); its id and hold, or None when its pair id is
+    already stored."""
     if not raw_sql():
         return _insert_one_orm(row, code)
-    params = [row["pair_id"] if c == "pair_probability" else row[c] for c in COLUMNS]
+    params = _params(row)
     if code is None:
         return _insert_raw(params)
     with transaction.atomic():
-        battle_id = _insert_raw(params)
-        if battle_id is not None:
-            code.battle_id = battle_id
+        stored = _insert_raw(params)
+        if stored is not None:
+            code.battle_id = stored[0]
             code.save(force_insert=True)
-    return battle_id
+    return stored
 
 
 def served_probability(pair_id: Any) -> Subquery:
@@ -214,7 +244,11 @@ def fill_pair_probabilities(pair_ids: list[str]) -> None:
         )
 
 
-def _insert_one_orm(row: Row, code: CodeContext | None) -> int | None:
+def _insert_one_orm(row: Row, code: CodeContext | None) -> tuple[int, str] | None:
+    if row["hold"] == Hold.UNVERIFIED and is_bound(
+        pair_id=row["pair_id"], model_a_id=row["model_a_id"], model_b_id=row["model_b_id"]
+    ):
+        row = {**row, "hold": "", "excluded": False}
     battle = Battle(**{**row, "pair_probability": served_probability(row["pair_id"])})
     try:
         with transaction.atomic():
@@ -226,7 +260,7 @@ def _insert_one_orm(row: Row, code: CodeContext | None) -> int | None:
         if not Battle.objects.filter(pair_id=row["pair_id"]).exists():
             raise
         return None
-    return battle.id
+    return battle.id, battle.hold
 
 
 def stored_hashes(pair_ids: list[str]) -> dict[str, str]:

@@ -19,3 +19,9 @@ def counted_votes(*, user_hash: str) -> QuerySet[Battle]:
 
 def user_vote_count(*, user_hash: str) -> int:
     return counted_votes(user_hash=user_hash).count()
+
+
+def held_battles() -> int:
+    """Battles held out of the board pending a decision (ingest.models.Hold); every held
+    battle is also excluded, so the board's own counts already leave them out."""
+    return Battle.objects.exclude(hold="").count()

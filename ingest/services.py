@@ -11,6 +11,7 @@ from django.utils import timezone
 from core.errors import ApplicationError, Conflict, flatten_errors, summary
 from core.models import ApiClient
 
+from . import binding
 from . import rows as battle_rows
 from .models import Battle, CodeContext
 from .pseudonyms import pseudonymise_ip
@@ -44,6 +45,7 @@ class BatchRejected(ApplicationError):
 class RecordResult:
     created: bool
     battle_id: int
+    hold: str = ""  # why the vote is held out of the board (ingest.models.Hold), if it is
 
 
 @dataclass(frozen=True)
@@ -66,27 +68,33 @@ def _after_votes() -> None:
 def record_battle(
     *, vote: VoteIn, client: ApiClient | None = None, ip: str | None = None
 ) -> RecordResult:
-    """Store one vote. A replay of a stored pair id is a no-op; a different vote raises."""
+    """Store one vote. A replay of a stored pair id is a no-op; a different vote raises.
+
+    Votes without an API key are bound to served pairs while pair serving is on
+    (ingest/binding.py): one that matches no served pair is stored held as unverified."""
     row = battle_row(
         vote,
         client_id=client.pk if client is not None else None,
         ip_hash=pseudonymise_ip(ip),
         now=timezone.now(),
+        bind=binding.applies(vote=vote, client=client),
     )
     code = _code(vote)
     for _attempt in range(2):
-        battle_id = insert_one(row, code)
-        if battle_id is not None:
+        stored = insert_one(row, code)
+        if stored is not None:
             _after_votes()
-            return RecordResult(created=True, battle_id=battle_id)
+            return RecordResult(created=True, battle_id=stored[0], hold=stored[1])
         # Nothing inserted: the pair id is stored. The same vote is a replay, else a conflict.
         existing = (
-            Battle.objects.filter(pair_id=vote.pair_id).values_list("id", "content_hash").first()
+            Battle.objects.filter(pair_id=vote.pair_id)
+            .values_list("id", "content_hash", "hold")
+            .first()
         )
         if existing is not None:
             if existing[1] != row["content_hash"]:
                 raise PairConflict(vote.pair_id)
-            return RecordResult(created=False, battle_id=existing[0])
+            return RecordResult(created=False, battle_id=existing[0], hold=existing[2])
         # Deleted between the two statements (only simulated battles ever are): try again.
     raise IntegrityError(f"pair id {vote.pair_id!r} neither stored nor insertable")
 

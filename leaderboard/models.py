@@ -38,6 +38,9 @@ class Snapshot(models.Model):
     simulated_battles = models.PositiveIntegerField(default=0)
     # Battles stored without a user id: not a user, each an independent vote in the intervals.
     userless_battles = models.PositiveIntegerField(default=0)
+    # Battles held out of this board pending a decision (ingest.models.Hold: a flagged
+    # user's recent votes, votes for pairs this server did not serve); not in `battles`.
+    held_battles = models.PositiveIntegerField(default=0)
     aggregate_seconds = models.FloatField(default=0.0)
     fit_seconds = models.FloatField(default=0.0)
     duration_seconds = models.FloatField(default=0.0)

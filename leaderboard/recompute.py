@@ -30,6 +30,7 @@ from analysis.leaderboard import Leaderboard
 from analysis.ranks import intervals_apart, rank_ub
 from catalogue.models import ArenaModel, Visibility
 from core.metrics import RECOMPUTE_SECONDS
+from ingest.selectors import held_battles
 
 from . import fanout
 from .aggregation import DIMENSIONS, BattleCells, aggregate
@@ -346,6 +347,7 @@ def publish(
             "users": cells.users,
             "simulated_battles": cells.simulated,
             "userless_battles": cells.userless,
+            "held_battles": held_battles(),
             "aggregate_seconds": timings["aggregate"],
             "fit_seconds": timings["fit"],
             "duration_seconds": time.perf_counter() - timings["started"],

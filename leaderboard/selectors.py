@@ -81,6 +81,7 @@ def _snapshot_meta(s: Snapshot) -> dict:
         "users": s.users,
         "simulated_battles": s.simulated_battles,
         "userless_battles": s.userless_battles,
+        "held_battles": s.held_battles,
         "method": s.method,
         "intervals": s.intervals,
         "weights": s.weights,

@@ -1,4 +1,5 @@
-"""Admin for moderating votes: battles (exclude/restore with a reason) and anomaly reports."""
+"""Admin for moderating votes: battles (exclude/restore/release with a reason) and anomaly
+reports (exclude their battles, or dismiss them and release the votes they held)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ from core.errors import ActionRefused
 from ingest.models import Battle
 
 from .models import AnomalyReport
-from .services import exclude_time_range, exclude_user, resolve_report, set_excluded
+from .services import (
+    exclude_time_range,
+    exclude_user,
+    release_battles,
+    resolve_report,
+    set_excluded,
+)
 
 
 class _ModerationForm(forms.Form):
@@ -82,10 +89,12 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
         "source",
         "received_at",
         "excluded",
+        "hold",
         "excluded_reason",
     )
     list_filter = (
         "excluded",
+        "hold",
         "kind",
         "outcome",
         "source",
@@ -99,7 +108,7 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     date_hierarchy = "received_at"
     list_select_related = ("model_a", "model_b")
     show_full_result_count = False
-    actions = ["exclude_battles", "restore_battles"]
+    actions = ["exclude_battles", "restore_battles", "release_battles"]
     change_list_template = "admin/ingest/battle/change_list.html"
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
@@ -166,6 +175,25 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     @admin.action(description="Restore selected battles (with a reason)", permissions=["moderate"])
     def restore_battles(self, request, queryset):
         return self._set(request, queryset, exclude=False)
+
+    @admin.action(
+        description="Release selected held battles: count them again (with a reason)",
+        permissions=["moderate"],
+    )
+    def release_battles(self, request, queryset):
+        return reason_action(
+            self,
+            request,
+            queryset,
+            title="Release held battles",
+            apply=lambda qs, reason: release_battles(
+                battles=qs,
+                reason=reason,
+                actor=request.user,
+                target=f"{qs.count()} selected battle(s)",
+            ),
+            done="Released {n} held battle(s). They return to the board at the next recompute.",
+        )
 
     def get_urls(self):
         view = self.admin_site.admin_view
@@ -240,6 +268,7 @@ class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
         "subject_kind",
         "short_subject",
         "battles",
+        "held",
         "figures",
         "status",
         "last_seen",
@@ -293,13 +322,16 @@ class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
             done="Excluded {n} battle(s).",
         )
 
-    @admin.action(description="Dismiss the selected reports", permissions=["change"])
+    @admin.action(
+        description="Dismiss the selected reports and release the votes they held",
+        permissions=["change"],
+    )
     def dismiss(self, request, queryset):
         return reason_action(
             self,
             request,
             queryset,
-            title="Dismiss these reports",
+            title="Dismiss these reports and release the votes they held",
             apply=self._resolve(request, exclude=False),
-            done="Dismissed {n} report(s).",
+            done="Dismissed {n} report(s); their held votes count again at the next recompute.",
         )

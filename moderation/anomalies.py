@@ -6,14 +6,17 @@ Rules (thresholds are settings, see arena_site/settings.py `ANOMALY_*`):
   least ANOMALY_TOP_SLOT_MIN_VOTES completion votes (honest users pick it about 82% of
   the time, so this flags, it does not convict).
 - outlier: the Chatbot Arena test (analysis/outliers.py): product of 1/(2p) over a user's
-  votes above ANOMALY_OUTLIER_THRESHOLD with at least ANOMALY_OUTLIER_MIN_VOTES votes.
+  votes above ANOMALY_OUTLIER_THRESHOLD with at least ANOMALY_OUTLIER_MIN_VOTES votes, on
+  counts per (user, unordered pair, choice); "both bad" votes are not choices there.
 - ip_burst: more than ANOMALY_IP_BURST_VOTES votes from one (pseudonymised) IP within one
   clock minute.
 - inhuman_pace: a user with at least 10 votes whose median gap between votes is under
   ANOMALY_MIN_VOTE_GAP_SECONDS.
 - implausible_latency: a user whose votes report completion latencies under
   ANOMALY_MIN_LATENCY_MS (no model answers that fast; the client is likely scripted).
-Only non-excluded battles of the last ANOMALY_WINDOW_DAYS are examined.
+Only battles of the last ANOMALY_WINDOW_DAYS that are counted or held pending review are
+examined (held ones too: a flagged user stays flagged while its votes are held, so the votes
+it keeps sending are held as well); excluded battles are not.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDate, TruncMinute
 from django.utils import timezone
 
-from analysis.outliers import outlier_scores
+from analysis.outliers import merge_counts, outlier_scores
 from ingest.models import Battle, BattleKind, Outcome
 
 
@@ -42,7 +45,7 @@ class Finding:
 
 def recent_battles():
     since = timezone.now() - timedelta(days=settings.ANOMALY_WINDOW_DAYS)
-    return Battle.objects.filter(excluded=False, received_at__gte=since)
+    return Battle.objects.filter(Q(excluded=False) | ~Q(hold=""), received_at__gte=since)
 
 
 def recent_user_battles():
@@ -92,14 +95,23 @@ def top_slot() -> list[Finding]:
     ]
 
 
-def outliers() -> list[Finding]:
+def outlier_counts() -> tuple[list[str], tuple[np.ndarray, ...]]:
+    """The outlier test's input: the users, and counts per (user, unordered pair, choice).
+
+    The database groups by the ordered pair (top, bottom); a winner shown on top and the
+    same winner shown at the bottom are one choice, so those rows are merged
+    (analysis.outliers.merge_counts) -- otherwise part of a user's own votes would count
+    as "what others chose". "Both bad" expresses no preference between the two models and
+    is left out: scored as a rare tie, one such vote flagged an honest user.
+    """
     rows = list(
         recent_user_battles()
+        .exclude(outcome=Outcome.BOTH_BAD)
         .values_list("user_hash", "model_a_id", "model_b_id", "outcome")
         .annotate(n=Count("id"))
     )
     if not rows:
-        return []
+        return [], ()
     users = sorted({r[0] for r in rows})
     uidx = {u: i for i, u in enumerate(users)}
     a = np.array([r[1] for r in rows])
@@ -109,9 +121,15 @@ def outliers() -> list[Finding]:
     pair = lo * (int(hi.max()) + 1) + hi
     winner = np.where(o == Outcome.A, a, np.where(o == Outcome.B, b, -1))
     choice = np.where(winner == -1, 2, np.where(winner == lo, 0, 1))
-    s = outlier_scores(
-        np.array([uidx[r[0]] for r in rows]), pair, choice, np.array([r[4] for r in rows])
-    )
+    user = np.array([uidx[r[0]] for r in rows])
+    return users, merge_counts(user, pair, choice, np.array([r[4] for r in rows]))
+
+
+def outliers() -> list[Finding]:
+    users, counts = outlier_counts()
+    if not users:
+        return []
+    s = outlier_scores(*counts)
     flagged = s.flagged(
         min_votes=settings.ANOMALY_OUTLIER_MIN_VOTES, threshold=settings.ANOMALY_OUTLIER_THRESHOLD
     )
@@ -124,6 +142,7 @@ def outliers() -> list[Finding]:
             {
                 "votes": int(s.votes[i]),
                 "score": round(float(np.exp(min(s.log_score[i], 700))), 2),
+                "log_score": round(float(s.log_score[i]), 2),
                 "threshold": settings.ANOMALY_OUTLIER_THRESHOLD,
             },
         )

@@ -18,14 +18,16 @@ class AnomalyReport(models.Model):
         IMPLAUSIBLE_LATENCY = "implausible_latency", "Completion latencies too short to be real"
 
     class Status(models.TextChoices):
-        OPEN = "open"
+        OPEN = "open", "Open (its votes held pending review)"
         EXCLUDED = "excluded", "Battles excluded"
-        DISMISSED = "dismissed"
+        DISMISSED = "dismissed", "Dismissed (held votes released)"
 
     rule = models.CharField(max_length=24, choices=Rule.choices, db_index=True)
     subject_kind = models.CharField(max_length=10)  # user, ip, battle
     subject = models.CharField(max_length=128)
     battles = models.PositiveIntegerField(default=0)
+    # Battles this report holds out of the board now (ANOMALY_HOLD), until released/excluded.
+    held = models.PositiveIntegerField(default=0)
     detail = models.JSONField(default=dict)
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True

@@ -1,20 +1,23 @@
-"""Moderation writes: exclude/restore battles and resolve anomaly reports — each audited.
+"""Moderation writes: hold, release, exclude and restore battles, resolve anomaly reports.
 
-Exclusion is a flag on the battle, never a delete; every function records who did what,
-why, and the state before and after, in the same transaction as the change.
+Three states of a battle: counted; held out of the board pending a decision (`hold` set,
+and excluded so that every count leaves it out); excluded for good. Nothing is deleted.
+Every function records who did what, why, and the state before and after, in the same
+transaction as the change (an automatic hold is recorded as done by "system").
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
 from core.audit import record, require_reason
 from core.errors import ActionRefused
-from ingest.models import Battle
+from ingest.models import Battle, Hold
 
 from .models import AnomalyReport
 
@@ -22,25 +25,74 @@ from .models import AnomalyReport
 def _state(battles: QuerySet[Battle]) -> dict:
     total = battles.count()
     excluded = battles.filter(excluded=True).count()
-    return {"battles": total, "excluded": excluded, "counted": total - excluded}
+    held = battles.exclude(hold="").count()
+    return {
+        "battles": total,
+        "excluded": excluded - held,
+        "held": held,
+        "counted": total - excluded,
+    }
 
 
 def set_excluded(
     *, battles: QuerySet[Battle], exclude: bool, reason: str, actor, target: str
 ) -> int:
-    """Exclude (or restore) the battles of `battles`. Returns how many changed state."""
+    """Exclude (or restore) the battles of `battles`. Returns how many changed state.
+
+    Excluding turns held battles into excluded ones; restoring counts held ones again too."""
     reason = require_reason(reason)
     with transaction.atomic():
         before = _state(battles)
         if exclude:
-            changed = battles.filter(excluded=False).update(
-                excluded=True, excluded_reason=reason[:200]
+            changed = battles.filter(Q(excluded=False) | ~Q(hold="")).update(
+                excluded=True, hold="", excluded_reason=reason[:200]
             )
         else:
-            changed = battles.filter(excluded=True).update(excluded=False, excluded_reason="")
+            changed = battles.filter(excluded=True).update(
+                excluded=False, hold="", excluded_reason=""
+            )
         record(
             actor=actor,
             action="exclude battles" if exclude else "restore battles",
+            target=target,
+            reason=reason,
+            affected=changed,
+            before=before,
+            after=_state(battles),
+        )
+    return changed
+
+
+def hold_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
+    """Hold the counted battles of `battles` out of the board pending review."""
+    reason = require_reason(reason)
+    with transaction.atomic():
+        before = _state(battles)
+        changed = battles.filter(excluded=False).update(
+            excluded=True, hold=Hold.QUARANTINE, excluded_reason=f"held: {reason}"[:200]
+        )
+        if changed:
+            record(
+                actor=actor,
+                action="hold battles",
+                target=target,
+                reason=reason,
+                affected=changed,
+                before=before,
+                after=_state(battles),
+            )
+    return changed
+
+
+def release_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
+    """Count the held battles of `battles` again (flagged or unverified alike)."""
+    reason = require_reason(reason)
+    with transaction.atomic():
+        before = _state(battles)
+        changed = battles.exclude(hold="").update(excluded=False, hold="", excluded_reason="")
+        record(
+            actor=actor,
+            action="release battles",
             target=target,
             reason=reason,
             affected=changed,
@@ -89,10 +141,40 @@ def report_battles(report: AnomalyReport) -> QuerySet[Battle]:
     return Battle.objects.filter(pair_id=report.subject)
 
 
+def _target(report: AnomalyReport) -> str:
+    return f"{report.get_rule_display()}: {report.subject_kind} {report.subject}"
+
+
+def hold_report(report: AnomalyReport) -> int:
+    """Hold a report's recent counted battles (the detection window's) out of the board.
+
+    Votes a moderator already released for this subject (a dismissed report) are not held
+    again; votes that came after the release are."""
+    since = timezone.now() - timedelta(days=settings.ANOMALY_WINDOW_DAYS)
+    released = AnomalyReport.objects.filter(
+        subject_kind=report.subject_kind,
+        subject=report.subject,
+        status=AnomalyReport.Status.DISMISSED,
+    ).aggregate(at=Max("resolved_at"))["at"]
+    if released is not None and released > since:
+        since = released
+    with transaction.atomic():
+        changed = hold_battles(
+            battles=report_battles(report).filter(received_at__gte=since),
+            reason=f"automatic: {report.rule}",
+            actor=None,
+            target=_target(report),
+        )
+        if changed:
+            AnomalyReport.objects.filter(pk=report.pk).update(held=report.held + changed)
+            report.held += changed
+    return changed
+
+
 def resolve_report(*, report: AnomalyReport, exclude: bool, reason: str, actor) -> int:
-    """Exclude a report's battles (or dismiss it), and close it."""
+    """Exclude a report's battles (held ones included), or dismiss it and release the votes
+    it held; either way close it. Returns the battles that changed state."""
     reason = require_reason(reason)
-    changed = 0
     with transaction.atomic():
         if exclude:
             changed = set_excluded(
@@ -100,13 +182,20 @@ def resolve_report(*, report: AnomalyReport, exclude: bool, reason: str, actor) 
                 exclude=True,
                 reason=reason,
                 actor=actor,
-                target=f"{report.get_rule_display()}: {report.subject_kind} {report.subject}",
+                target=_target(report),
             )
         else:
+            changed = release_battles(
+                battles=report_battles(report).filter(hold=Hold.QUARANTINE),
+                reason=reason,
+                actor=actor,
+                target=_target(report),
+            )
             record(actor=actor, action="dismiss report", target=str(report), reason=reason)
         report.status = AnomalyReport.Status.EXCLUDED if exclude else AnomalyReport.Status.DISMISSED
         report.resolved_by = actor if getattr(actor, "pk", None) else None
         report.resolved_at = timezone.now()
         report.resolution = reason
+        report.held = 0
         report.save()
     return changed

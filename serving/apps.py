@@ -12,7 +12,13 @@ class ServingConfig(AppConfig):
     verbose_name = "Pair serving"
 
     def ready(self) -> None:
+        from ingest.binding import set_serving_check
+
         from . import receivers  # noqa: F401  (serving-state invalidation hooks)
+        from .selectors import serves_pairs
+
+        # Votes are bound to served pairs while this server serves them (VOTE_BINDING=auto).
+        set_serving_check(serves_pairs)
 
         # httpx logs every provider call at INFO ("HTTP Request: POST ..."): one line per
         # completion, twice per pair. We log failures ourselves, so keep it to warnings

@@ -211,9 +211,30 @@ _state_lock = threading.Lock()
 
 
 def clear_serving_state() -> None:
-    global _state
+    global _state, _serves_pairs
     _state = None
     _information_cache.clear()
+    _serves_pairs = None
+
+
+# (checked at, answer) of `serves_pairs`; votes read it, so it is kept apart from the state.
+_serves_pairs: tuple[float, bool] | None = None
+SERVES_PAIRS_SECONDS = 30.0
+
+
+def serves_pairs() -> bool:
+    """Whether this server serves pairs (an enabled provider of a served model): votes are
+    then bound to served pairs (ingest/binding.py, VOTE_BINDING=auto). One indexed query
+    per process every SERVES_PAIRS_SECONDS, at once after a provider is saved here."""
+    global _serves_pairs
+    known = _serves_pairs
+    if known is not None and time.monotonic() - known[0] < SERVES_PAIRS_SECONDS:
+        return known[1]
+    answer = ModelProvider.objects.filter(
+        enabled=True, model__visibility__in=SERVED_VISIBILITIES
+    ).exists()
+    _serves_pairs = (time.monotonic(), answer)
+    return answer
 
 
 def serving_state() -> ServingState:

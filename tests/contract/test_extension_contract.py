@@ -92,6 +92,8 @@ def test_tab_and_shift_tab_store_the_shown_pair_with_positions_and_winner(run):
             "python",
         )
         assert battle.client_version == "1.2.7"
+        # Serving is on: each vote is bound to the pair this server served, so it counts.
+        assert (battle.hold, battle.excluded) == ("", False)
     assert not Battle.objects.filter(model_a__key=arena.DECOY[0]).exists()
 
 
@@ -118,6 +120,7 @@ def test_inline_edits_accepted_left_right_and_rejected(run):
         assert set(arena.CHAT) == {edit["left"]["model"], edit["right"]["model"]}
         battle = Battle.objects.get(pair_id=edit["pairId"])
         assert battle.user_hash == user_hash(run) and battle.kind == BattleKind.EDIT
+        assert (battle.hold, battle.excluded) == ("", False)  # bound to the served edit pair
         assert (battle.model_a.key, battle.model_b.key) == (
             edit["left"]["model"],
             edit["right"]["model"],

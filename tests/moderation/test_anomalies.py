@@ -1,9 +1,10 @@
-"""Each anomaly rule on crafted data; reports are filed once and nothing is auto-excluded."""
+"""Each anomaly rule on crafted data; reports are filed once, their votes held (not excluded)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -141,25 +142,55 @@ def test_old_and_excluded_battles_are_ignored(trio, settings):
     )
     battles(10, user=HONEST, models=trio, gap=timedelta(seconds=30), excluded=True)
     assert anomalies.daily_cap() == []
+    # Held votes are still examined: the user stays flagged while they wait for review.
+    held = "c" * 64
+    battles(6, user=held, models=trio, gap=timedelta(seconds=30), excluded=True, hold="quarantine")
+    assert subjects(anomalies.daily_cap(), "daily_cap") == {held}
 
 
-def test_reports_are_filed_once_and_not_acted_on(trio, settings, moderator):
+def test_reports_are_filed_once_and_their_votes_held_not_excluded(trio, settings, moderator):
     battles(
         12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=500), kind=BattleKind.COMPLETION
     )
-    assert file_reports()["created"] >= 1
-    assert file_reports()["created"] == 0  # refreshed, not duplicated
+    first = file_reports()
+    assert first["created"] >= 1 and first["held"] == 12
+    assert file_reports() == {
+        "created": 0,
+        "refreshed": first["created"],
+        "held": 0,
+        "auto_excluded": 0,
+    }  # refreshed, not duplicated
+    # The user keeps voting while flagged: the new votes are held too.
+    battles(
+        2,
+        user=SUSPECT,
+        models=trio,
+        gap=timedelta(milliseconds=500),
+        start=timezone.now() - timedelta(minutes=1),
+    )
+    assert file_reports()["held"] == 2
+    Battle.objects.filter(received_at__gte=timezone.now() - timedelta(minutes=2)).delete()
     report = AnomalyReport.objects.get(rule="inhuman_pace")
     assert report.status == "open"
-    assert not Battle.objects.filter(excluded=True).exists()  # nothing automatic by default
+    # Held pending review by default, never excluded for good automatically.
+    assert set(Battle.objects.values_list("hold", "excluded")) == {("quarantine", True)}
+    assert AuditEntry.objects.filter(action="hold battles", actor_name="system").exists()
     assert (
         resolve_report(report=report, exclude=True, reason="scripted client", actor=moderator) == 12
     )
     report.refresh_from_db()
     assert report.status == "excluded" and report.resolved_by == moderator
+    assert set(Battle.objects.values_list("hold", "excluded")) == {("", True)}
     assert AuditEntry.objects.filter(
         action="exclude battles", reason="scripted client", affected=12
     ).exists()
+
+
+def test_hold_can_be_switched_off(trio, settings):
+    settings.ANOMALY_HOLD = False
+    battles(12, user=SUSPECT, models=trio, gap=timedelta(milliseconds=500))
+    assert file_reports()["held"] == 0
+    assert not Battle.objects.filter(excluded=True).exists()
 
 
 def test_auto_exclude_setting(trio, settings):
@@ -168,3 +199,96 @@ def test_auto_exclude_setting(trio, settings):
     file_reports()
     assert Battle.objects.filter(user_hash=SUSPECT, excluded=True).count() == 12
     assert AuditEntry.objects.filter(actor_name="system").exists()
+
+
+def _bt_battles(models, rng, *, users, votes_each, both_bad_users=0):
+    """Honest votes (Bradley-Terry on a spread of strengths, positions random) as Battle
+    objects; the first ``both_bad_users`` users also cast one "both bad" edit vote each."""
+    strength = np.linspace(0.5, -0.5, len(models))
+    out = []
+    for u in range(users):
+        for _ in range(votes_each):
+            top, bottom = rng.choice(len(models), 2, replace=False)
+            p_top = 1 / (1 + np.exp(strength[bottom] - strength[top]))
+            out.append(
+                Battle(
+                    user_hash=f"{u:064x}",
+                    model_a=models[top],
+                    model_b=models[bottom],
+                    outcome=Outcome.A if rng.random() < p_top else Outcome.B,
+                    kind=BattleKind.EDIT,
+                )
+            )
+        if u < both_bad_users:
+            out.append(
+                Battle(
+                    user_hash=f"{u:064x}",
+                    model_a=models[0],
+                    model_b=models[1],
+                    outcome=Outcome.BOTH_BAD,
+                    kind=BattleKind.EDIT,
+                )
+            )
+    return out
+
+
+def _store(battles_):
+    for i, b in enumerate(battles_):
+        b.pair_id, b.content_hash = f"bt-{i}", f"{i:064x}"
+        b.privacy, b.source = "Private", "api"
+    Battle.objects.bulk_create(battles_, batch_size=2000)
+
+
+@pytest.fixture
+def seven(db):
+    return [ArenaModelFactory(key=f"m-{i}") for i in range(7)]
+
+
+def test_a_one_sided_prolific_voter_is_flagged_and_an_honest_one_is_not(seven, settings):
+    settings.ANOMALY_OUTLIER_MIN_VOTES = 5
+    rng = np.random.default_rng(3)
+    crowd = _bt_battles(seven, rng, users=120, votes_each=25)
+    target = seven[5]  # below the middle: it loses to most
+    rigged = []
+    for i in range(1000):  # the target wins every battle it is in, on top or at the bottom
+        other = seven[[0, 1, 2, 3, 4, 6][i % 6]]
+        top, bottom = (target, other) if i % 2 else (other, target)
+        rigged.append(
+            Battle(
+                user_hash=SUSPECT,
+                model_a=top,
+                model_b=bottom,
+                outcome=Outcome.A if top == target else Outcome.B,
+            )
+        )
+    # An honest user who, like most, prefers the stronger model of each pair it meets.
+    steady = [
+        Battle(
+            user_hash=HONEST,
+            model_a=seven[i % 3],
+            model_b=seven[6 - i % 3],
+            outcome=Outcome.A if i % 4 else Outcome.B,
+        )
+        for i in range(30)
+    ]
+    _store(crowd + rigged + steady)
+    found = {f.subject: f for f in anomalies.outliers()}
+    assert SUSPECT in found and found[SUSPECT].detail["votes"] == 1000
+    assert found[SUSPECT].detail["log_score"] > np.log(20.0) + 100
+    assert HONEST not in found
+    # The input is what the test is defined on: one row per (user, pair, choice).
+    _users, (user, pair, choice, _count) = anomalies.outlier_counts()
+    keys = set(zip(user.tolist(), pair.tolist(), choice.tolist(), strict=True))
+    assert len(keys) == len(user)
+
+
+def test_one_both_bad_vote_does_not_flag_an_honest_user(seven, settings):
+    # Sixty honest users with one "both bad" each among ~1.5% of a pair's votes: scored as a
+    # rare tie, each such vote alone was ~e^3.5 against a threshold of 20 (e^3.0).
+    rng = np.random.default_rng(5)
+    _store(_bt_battles(seven[:2], rng, users=240, votes_each=16, both_bad_users=60))
+    assert Battle.objects.filter(outcome=Outcome.BOTH_BAD).count() == 60
+    flagged = subjects(anomalies.outliers(), "outlier")
+    assert len(flagged & {f"{u:064x}" for u in range(60)}) <= 2
+    _users, (_u, _p, choice, _n) = anomalies.outlier_counts()
+    assert 2 not in set(choice.tolist())  # no tie choice was scored

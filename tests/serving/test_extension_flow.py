@@ -127,6 +127,8 @@ def test_completion_flow_create_show_vote(api, served, stub, accepted, privacy):
     )
     assert response.status_code == 200, response.content
     battle = Battle.objects.get(pair_id=pair["pairId"])
+    # Serving is on and this is the pair it served: the vote is bound, so it counts.
+    assert (battle.hold, battle.excluded) == ("", False)
     assert (battle.model_a.key, battle.model_b.key) == (top["model"], bottom["model"])
     assert battle.outcome == (Outcome.A if accepted == 0 else Outcome.B)
     assert battle.kind == BattleKind.COMPLETION
@@ -182,6 +184,7 @@ def test_edit_flow_create_vote(api, chat_pair, stub, accepted, outcome):
     response = api.put("/add_edit_outcome", edit_outcome(pair, accepted, "Private"), format="json")
     assert response.status_code == 200, response.content
     battle = Battle.objects.get(pair_id="edit-pair-1")
+    assert (battle.hold, battle.excluded) == ("", False)  # bound to the served edit pair
     assert battle.kind == BattleKind.EDIT
     assert (battle.model_a.key, battle.model_b.key) == (top["model"], bottom["model"])
     assert battle.outcome == outcome
