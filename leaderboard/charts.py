@@ -148,20 +148,32 @@ def opponents_chart(opponents: list[dict], name: str) -> dict:
 
 
 def slices_chart(slices: list[dict], name: str) -> dict:
+    """Horizontal: one labelled row per slice, so long labels never overlap or rotate."""
     fig = go.Figure(
         go.Scatter(
-            x=[s["label"] for s in slices],
-            y=[s["rating"] for s in slices],
+            y=[s["label"] for s in slices],
+            x=[s["rating"] for s in slices],
             mode="markers",
-            error_y={
+            error_x={
                 "type": "data",
                 "symmetric": False,
                 "array": [(s["ci_upper"] or 0) - (s["rating"] or 0) for s in slices],
                 "arrayminus": [(s["rating"] or 0) - (s["ci_lower"] or 0) for s in slices],
             },
+            hovertemplate="%{y}: %{x:.1f}<extra></extra>",
         )
     )
-    fig.update_layout(title=f"Rating of {name} per slice", yaxis_title="Rating", **LAYOUT)
+    fig.update_layout(
+        title=f"Rating of {name} per slice",
+        xaxis_title="Rating",
+        yaxis_title="Slice",
+        **{
+            **LAYOUT,
+            "height": max(420, 80 + 22 * len(slices)),
+            "margin": {**LAYOUT["margin"], "l": 230},
+        },
+    )
+    fig.update_yaxes(autorange="reversed", automargin=True)
     return _as_dict(fig)
 
 
@@ -185,7 +197,7 @@ def _slice_hover(cell: dict | None) -> str:
 
 
 def slice_heatmap(data: dict, field: str, title: str, fmt: str, colorscale: str) -> dict:
-    values = [v["value"] for v in data["values"]]
+    values = [v.get("label") or v["value"] for v in data["values"]]
     models = data["models"]
     z = [[(c or {}).get(field) for c in m["cells"]] for m in models]
     text = [["" if v is None else format(v, fmt) for v in row] for row in z]
@@ -219,7 +231,7 @@ def slice_tau_chart(data: dict) -> dict:
     rows = data["test"]["values"]
     fig = go.Figure(
         go.Bar(
-            x=[r["value"] for r in rows],
+            x=[r.get("label") or r["value"] for r in rows],
             y=[r["kendall_tau"] for r in rows],
             text=["" if r["kendall_tau"] is None else f"{r['kendall_tau']:.2f}" for r in rows],
             textposition="outside",

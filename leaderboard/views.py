@@ -133,10 +133,7 @@ def model_detail(request, key: str):
     data = selectors.board()
     row = next((m for m in data["models"] if m["model"] == key), None) if data else None
     history = selectors.model_history(model_id=model.pk)
-    slices = [
-        {**s, "label": f"{DIMENSIONS.get(s['dimension'], s['dimension'])}: {s['value']}"}
-        for s in selectors.model_slices(model_id=model.pk)
-    ]
+    slices = selectors.model_slices(model_id=model.pk)
     opponents = selectors.model_opponents(board_data=data, key=key) if data else []
     ignored = ignored_summary()
     chart_list = []
