@@ -32,7 +32,7 @@ def test_model_page_chart_board_compare_and_api_agree(client, simulated):
     assert "Task type: Data/ML" in labels and not any("data_ml" in t for t in labels)
 
     board = client.get("/", {"category": "task_type:data_ml"}).content.decode()
-    assert "Leaderboard: <span class=\"category-name\">Task type: Data/ML</span>" in board
+    assert 'Leaderboard: <span class="category-name">Task type: Data/ML</span>' in board
 
     compare = client.get("/compare/", {"a": "codestral-2405", "b": "deepseek-coder-fim"})
     assert "Data/ML" in compare.content.decode()
