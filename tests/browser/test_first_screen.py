@@ -1,4 +1,4 @@
-"""What a visitor meets first: on a 390×844 phone the first model row starts inside the first
+"""What a visitor meets first: on a 390x844 phone the first model row starts inside the first
 screen on the board and on `/slices/`, under one sentence saying what the site is and how many
 developers and votes stand behind the board.
 
