@@ -40,6 +40,8 @@
     });
   }
   markScrolling();
+  // A table inside a <details> has no width until it is opened.
+  document.addEventListener("toggle", markScrolling, true);
   var resizeTimer = null;
   window.addEventListener("resize", function () {
     clearTimeout(resizeTimer);
