@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
@@ -12,8 +12,10 @@ from .controlled import VIEWS, controlled_rows
 from .http_cache import public_read
 from .ignored_board import ignored_board, ignored_rows
 from .ignored_pairs import ignored_summary
+from .merges import merge_target, merged_names
 from .new_models import mark_new, new_models
 from .page_cache import cached_per_snapshot
+from .provisional import min_votes, provisional_models
 from .slice_labels import category_label, value_order
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
@@ -83,6 +85,10 @@ def leaderboard(request):
             shown = ignored_rows(shown, variant)
         rows, context["board_filters"] = apply_filters(rows=shown, params=request.GET)
         context["board"] = {**data, "models": mark_new(rows, new=new_models())}
+        if category == "overall":
+            ranked = {m["model"] for m in data["models"]}
+            context["board"]["provisional"] = provisional_models(ranked=ranked)
+            context["board"]["min_votes"] = min_votes()
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
     context["show_retired"] = request.GET.get("deprecated") == "1"
     context["retired_count"] = selectors.retired_count()
@@ -127,6 +133,9 @@ def leaderboard(request):
 @public_read
 @cached_per_snapshot
 def model_detail(request, key: str):
+    target = merge_target(key)
+    if target is not None:
+        return redirect("model-detail", key=target, permanent=True)
     model = selectors.public_model(key)
     if model is None:
         raise Http404("No public model with this key")
@@ -148,6 +157,7 @@ def model_detail(request, key: str):
         "leaderboard/model.html",
         {
             "model": model,
+            "merged_names": merged_names(model_id=model.pk),
             "first_rated": new_models().get(model.key),  # set only while it is new
             "ignored": ignored.model(model.key) if ignored else None,
             "row": row,
