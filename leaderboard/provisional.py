@@ -4,6 +4,8 @@ with a page always has a place on the board too."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Count
 
 from catalogue.models import ArenaModel, Visibility
@@ -12,7 +14,7 @@ from ingest.models import Battle
 from .models import RatingConfig
 
 
-def provisional_models(*, ranked: set[str]) -> list[dict]:
+def provisional_models(*, ranked: set[str]) -> list[dict[str, Any]]:
     """Public, unmerged models not in `ranked` (the board's keys), most votes first."""
     waiting = list(
         ArenaModel.objects.filter(visibility=Visibility.PUBLIC, merged_into__isnull=True)
