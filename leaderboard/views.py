@@ -142,7 +142,15 @@ def model_detail(request, key: str):
     data = selectors.board()
     row = next((m for m in data["models"] if m["model"] == key), None) if data else None
     history = selectors.model_history(model_id=model.pk)
-    slices = selectors.model_slices(model_id=model.pk)
+    dims = list(DIMENSIONS)
+    # As the category selector lists them: by dimension, context buckets by size.
+    slices = sorted(
+        selectors.model_slices(model_id=model.pk),
+        key=lambda s: (
+            dims.index(s["dimension"]) if s["dimension"] in dims else len(dims),
+            value_order(s["dimension"], s["value"]),
+        ),
+    )
     opponents = selectors.model_opponents(board_data=data, key=key) if data else []
     ignored = ignored_summary()
     chart_list = []
