@@ -370,6 +370,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Without deep links an operation's path is text, not a link inside its toggle button
+    # (a control nested in a control, which screen readers cannot reach).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     # Every operation lists the plumbing's error answers (core/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

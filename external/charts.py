@@ -23,6 +23,19 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+_AROUND = ("top right", "bottom left", "top left", "bottom right")
+
+
+def _label_positions(points: list[dict[str, Any]]) -> list[str]:
+    """Neighbours along the x axis write their names on different sides of their points,
+    so that close points' names do not print over each other."""
+    order = sorted(range(len(points)), key=lambda i: (points[i]["score"], points[i]["rating"]))
+    out = [""] * len(points)
+    for rank, i in enumerate(order):
+        out[i] = _AROUND[rank % len(_AROUND)]
+    return out
+
+
 def scatter(results: list[dict[str, Any]], source_name: str) -> dict[str, Any]:
     """Arena rating against the source's score, one trace per board (a menu switches them)."""
     traces = []
@@ -35,7 +48,8 @@ def scatter(results: list[dict[str, Any]], source_name: str) -> dict[str, Any]:
                 text=[p["display_name"] for p in points],
                 customdata=[p["name"] for p in points],
                 mode="markers+text",
-                textposition="top center",
+                textposition=_label_positions(points),
+                textfont={"size": 10},
                 cliponaxis=False,  # labels of points at the edges stay readable
                 name=r["board"],
                 visible=i == 0,
@@ -59,7 +73,7 @@ def scatter(results: list[dict[str, Any]], source_name: str) -> dict[str, Any]:
         if not xs:
             return None
         lo, hi = min(xs), max(xs)
-        pad = 0.18 * (hi - lo) if hi > lo else 1.0
+        pad = 0.25 * (hi - lo) if hi > lo else 1.0
         return [lo - pad, hi + pad]
 
     def heading(r: dict[str, Any]) -> dict[str, Any]:
@@ -107,13 +121,14 @@ def scatter(results: list[dict[str, Any]], source_name: str) -> dict[str, Any]:
 
 
 def slice_bars(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Spearman with its interval for one board across the overall board and each slice."""
+    """Spearman with its interval for one board across the overall board and each slice;
+    horizontal, one labelled row per slice (long slice names never overlap)."""
     fig = go.Figure(
         go.Scatter(
-            x=[r["slice_label"] for r in results],
-            y=[r["spearman"]["value"] for r in results],
+            y=[r["slice_label"] for r in results],
+            x=[r["spearman"]["value"] for r in results],
             mode="markers",
-            error_y={
+            error_x={
                 "type": "data",
                 "symmetric": False,
                 "array": [
@@ -129,13 +144,20 @@ def slice_bars(results: list[dict[str, Any]]) -> dict[str, Any]:
                     for r in results
                 ],
             },
-            hovertemplate="%{x}: %{y:.2f}<extra></extra>",
+            hovertemplate="%{y}: %{x:.2f}<extra></extra>",
         )
     )
     fig.update_layout(
         title=f"Spearman with {results[0]['board']} per slice (95% interval)",
-        yaxis_range=[-1.05, 1.05],
-        yaxis_title="Spearman",
-        **LAYOUT,
+        xaxis_range=[-1.05, 1.05],
+        xaxis_title="Spearman",
+        yaxis_title="Slice",
+        meta={"labels_on": "y"},
+        **{
+            **LAYOUT,
+            "height": max(300, 90 + 24 * len(results)),
+            "margin": {**LAYOUT["margin"], "l": 230},
+        },
     )
+    fig.update_yaxes(autorange="reversed", automargin=True)
     return _as_dict(fig)

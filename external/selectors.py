@@ -14,7 +14,7 @@ from django.core.cache import cache
 from analysis.correlation import INTERVAL
 from catalogue.models import ArenaModel, Visibility
 from leaderboard import selectors as lb_selectors
-from leaderboard.aggregation import DIMENSIONS
+from leaderboard.slice_labels import category_label
 
 from .models import CorrelationResult, ExternalAlias, ExternalBoard, ExternalScore, Match
 from .services import CACHE_PREFIX
@@ -22,10 +22,11 @@ from .sources import PUBLISHED_REFERENCE, SOURCES
 
 
 def slice_label(key: str) -> str:
+    """The shown name of a board key (`language:csharp` -> `Programming language: C#`)."""
     if key == "overall":
         return "Overall"
     dimension, _, value = key.partition(":")
-    return f"{DIMENSIONS.get(dimension, dimension)}: {value}"
+    return category_label(dimension, value)
 
 
 def _estimate(

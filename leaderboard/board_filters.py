@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 MAX_QUERY = 100
 
@@ -41,6 +42,20 @@ _KEYS = {
 }
 # The direction a column sorts in when the link does not say (as the page's headers).
 _NATURAL_DIR = {"rank": "asc", "model": "asc", "latency": "asc", "org": "asc", "license": "asc"}
+
+
+def sort_links(*, params: Mapping[str, str], sort: str, direction: str) -> dict[str, str]:
+    """`?…&sort=<column>&dir=…` per column, keeping the other parameters: the header links
+    that sort without JavaScript (the sorted column's link reverses it)."""
+    keep = {k: str(params[k]) for k in ("category", "view", "q", "org", "open") if params.get(k)}
+    links = {}
+    for key in _KEYS:
+        natural = _NATURAL_DIR.get(key, "desc")
+        flipped = "desc" if direction == "asc" else "asc"
+        links[key] = "?" + urlencode(
+            {**keep, "sort": key, "dir": flipped if key == sort else natural}
+        )
+    return links
 
 
 def apply_filters(
@@ -84,4 +99,5 @@ def apply_filters(
         "organizations": sorted({str(r["organization"]) for r in rows if r.get("organization")}),
         "shown": len(shown),
         "total": len(rows),
+        "links": sort_links(params=params, sort=sort, direction=direction),
     }

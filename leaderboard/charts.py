@@ -66,18 +66,31 @@ def heatmap(board: dict, matrix: str, title: str, *, fmt: str, colorscale: str =
     return _as_dict(fig)
 
 
+def _focused(values: list[float | None], *, pad: float = 0.05) -> list[float]:
+    """A rate axis around the data (within 0-1), so that 0.45 and 0.55 look different."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return [0.0, 1.0]
+    return [max(0.0, min(known) - pad), min(1.0, max(known) + pad)]
+
+
 def average_win_rate_chart(board: dict) -> dict:
     rows = sorted(board["models"], key=lambda r: -(r["avg_win_rate"] or 0))
     fig = go.Figure(
-        go.Bar(
+        # Points, not bars: on an axis that does not start at zero a bar's length would mislead.
+        go.Scatter(
             x=[r["display_name"] for r in rows],
             y=[r["avg_win_rate"] for r in rows],
-            text=[f"{(r['avg_win_rate'] or 0):.2f}" for r in rows],
-            textposition="outside",
+            mode="markers",
+            marker={"size": 10},
+            hovertemplate="%{x}: %{y:.3f}<extra></extra>",
         )
     )
     fig.update_layout(
-        title="Average win rate against all other models (predicted)", yaxis_range=[0, 1], **LAYOUT
+        title="Average win rate against all other models (predicted)",
+        yaxis_range=_focused([r["avg_win_rate"] for r in rows], pad=0.04),
+        yaxis_title="Average win rate",
+        **LAYOUT,
     )
     return _as_dict(fig)
 
@@ -126,13 +139,17 @@ def history_chart(points: list[dict], name: str) -> dict:
 def opponents_chart(opponents: list[dict], name: str) -> dict:
     fig = go.Figure(
         [
-            go.Bar(
+            go.Scatter(
                 name="observed",
+                mode="markers",
+                marker={"size": 10},
                 x=[o["display_name"] for o in opponents],
                 y=[o["win_fraction"] for o in opponents],
             ),
-            go.Bar(
+            go.Scatter(
                 name="predicted",
+                mode="markers",
+                marker={"size": 10, "symbol": "diamond-open"},
                 x=[o["display_name"] for o in opponents],
                 y=[o["predicted"] for o in opponents],
             ),
@@ -140,28 +157,43 @@ def opponents_chart(opponents: list[dict], name: str) -> dict:
     )
     fig.update_layout(
         title=f"Win rate of {name} against each opponent",
-        yaxis_range=[0, 1],
-        barmode="group",
+        yaxis_range=_focused(
+            [o["win_fraction"] for o in opponents] + [o["predicted"] for o in opponents]
+        ),
+        yaxis_title="Win rate",
         **LAYOUT,
     )
     return _as_dict(fig)
 
 
 def slices_chart(slices: list[dict], name: str) -> dict:
+    """Horizontal: one labelled row per slice, so long labels never overlap or rotate."""
     fig = go.Figure(
         go.Scatter(
-            x=[s["label"] for s in slices],
-            y=[s["rating"] for s in slices],
+            y=[s["label"] for s in slices],
+            x=[s["rating"] for s in slices],
             mode="markers",
-            error_y={
+            error_x={
                 "type": "data",
                 "symmetric": False,
                 "array": [(s["ci_upper"] or 0) - (s["rating"] or 0) for s in slices],
                 "arrayminus": [(s["rating"] or 0) - (s["ci_lower"] or 0) for s in slices],
             },
+            hovertemplate="%{y}: %{x:.1f}<extra></extra>",
         )
     )
-    fig.update_layout(title=f"Rating of {name} per slice", yaxis_title="Rating", **LAYOUT)
+    fig.update_layout(
+        title=f"Rating of {name} per slice",
+        xaxis_title="Rating",
+        yaxis_title="Slice",
+        meta={"labels_on": "y"},
+        **{
+            **LAYOUT,
+            "height": max(420, 80 + 22 * len(slices)),
+            "margin": {**LAYOUT["margin"], "l": 230},
+        },
+    )
+    fig.update_yaxes(autorange="reversed", automargin=True)
     return _as_dict(fig)
 
 
@@ -185,7 +217,7 @@ def _slice_hover(cell: dict | None) -> str:
 
 
 def slice_heatmap(data: dict, field: str, title: str, fmt: str, colorscale: str) -> dict:
-    values = [v["value"] for v in data["values"]]
+    values = [v.get("label") or v["value"] for v in data["values"]]
     models = data["models"]
     z = [[(c or {}).get(field) for c in m["cells"]] for m in models]
     text = [["" if v is None else format(v, fmt) for v in row] for row in z]
@@ -219,7 +251,7 @@ def slice_tau_chart(data: dict) -> dict:
     rows = data["test"]["values"]
     fig = go.Figure(
         go.Bar(
-            x=[r["value"] for r in rows],
+            x=[r.get("label") or r["value"] for r in rows],
             y=[r["kendall_tau"] for r in rows],
             text=["" if r["kendall_tau"] is None else f"{r['kendall_tau']:.2f}" for r in rows],
             textposition="outside",

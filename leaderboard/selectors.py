@@ -143,6 +143,7 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
             "key": slice_.key,
             "dimension": slice_.dimension,
             "value": slice_.value,
+            "label": category_label(slice_.dimension, slice_.value),
             "battles": slice_.battles,
             "scale_label": slice_.scale_label,
             "anchor_applied": slice_.anchor_applied,
@@ -215,7 +216,7 @@ def categories(*, snapshot_id: int | None = None) -> list[dict]:
     data = cache.get(key)
     if data is None:
         data = [
-            {"key": k, "dimension": d, "value": v, "battles": n}
+            {"key": k, "dimension": d, "value": v, "label": category_label(d, v), "battles": n}
             for k, d, v, n in SnapshotSlice.objects.filter(snapshot_id=sid)
             .order_by("id")
             .values_list("key", "dimension", "value", "battles")

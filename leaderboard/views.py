@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
 from . import charts, compare, compare_slices, selectors
 from .aggregation import DIMENSIONS
@@ -13,8 +13,10 @@ from .controlled import VIEWS, controlled_rows
 from .http_cache import public_read
 from .ignored_board import ignored_board, ignored_rows
 from .ignored_pairs import ignored_summary
+from .merges import merge_target, merged_names
 from .new_models import mark_new, new_models
 from .page_cache import cached_per_snapshot
+from .provisional import min_votes, provisional_models
 from .slice_labels import category_label, value_order
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
@@ -90,6 +92,10 @@ def leaderboard(request):
             shown = ignored_rows(shown, variant)
         rows, context["board_filters"] = apply_filters(rows=shown, params=request.GET)
         context["board"] = {**data, "models": mark_new(rows, new=new_models())}
+        if category == "overall":
+            ranked = {m["model"] for m in data["models"]}
+            context["board"]["provisional"] = provisional_models(ranked=ranked)
+            context["board"]["min_votes"] = min_votes()
     # ?deprecated=1: retired models in their own section (a plain link, no JS needed).
     context["show_retired"] = request.GET.get("deprecated") == "1"
     context["retired_count"] = selectors.retired_count()
@@ -132,6 +138,9 @@ def leaderboard(request):
 
 
 def model_detail(request, key: str):
+    target = merge_target(key)
+    if target is not None:
+        return redirect("model-detail", key=target, permanent=True)
     # Checked before any cache: a model hidden a moment ago has no page, whatever the
     # published snapshot (which still lists it until the recompute) and the page cache say.
     if selectors.public_model(key) is None:
@@ -148,10 +157,15 @@ def _model_page(request, key: str):
     data = selectors.board()
     row = next((m for m in data["models"] if m["model"] == key), None) if data else None
     history = selectors.model_history(model_id=model.pk)
-    slices = [
-        {**s, "label": f"{DIMENSIONS.get(s['dimension'], s['dimension'])}: {s['value']}"}
-        for s in selectors.model_slices(model_id=model.pk)
-    ]
+    dims = list(DIMENSIONS)
+    # As the category selector lists them: by dimension, context buckets by size.
+    slices = sorted(
+        selectors.model_slices(model_id=model.pk),
+        key=lambda s: (
+            dims.index(s["dimension"]) if s["dimension"] in dims else len(dims),
+            value_order(s["dimension"], s["value"]),
+        ),
+    )
     opponents = selectors.model_opponents(board_data=data, key=key) if data else []
     ignored = ignored_summary()
     chart_list = []
@@ -166,6 +180,7 @@ def _model_page(request, key: str):
         "leaderboard/model.html",
         {
             "model": model,
+            "merged_names": merged_names(model_id=model.pk),
             "first_rated": new_models().get(model.key),  # set only while it is new
             "ignored": ignored.model(model.key) if ignored else None,
             "row": row,

@@ -20,6 +20,34 @@
     if (button) { button.hidden = true; }
   });
 
+  // A table wider than its box says so above it, and keeps its header and first column in
+  // view (CSS on .scrolls); re-checked when the window changes size.
+  var boxes = [].slice.call(document.querySelectorAll(".table-scroll"));
+  function markScrolling() {
+    boxes.forEach(function (box) {
+      var scrolls = box.scrollWidth > box.clientWidth + 1;
+      box.classList.toggle("scrolls", scrolls);
+      var cue = box.previousElementSibling;
+      if (!cue || !cue.classList.contains("scroll-cue")) {
+        if (!scrolls) { return; }
+        cue = document.createElement("p");
+        cue.className = "scroll-cue";
+        cue.setAttribute("aria-hidden", "true");
+        cue.textContent = "More columns: scroll the table sideways \u2192";
+        box.parentNode.insertBefore(cue, box);
+      }
+      cue.hidden = !scrolls;
+    });
+  }
+  markScrolling();
+  // A table inside a <details> has no width until it is opened.
+  document.addEventListener("toggle", markScrolling, true);
+  var resizeTimer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(markScrolling, 150);
+  });
+
   function cellValue(row, index) {
     var cell = row.cells[index];
     if (!cell) { return null; }
@@ -45,7 +73,12 @@
       var button = document.createElement("button");
       button.type = "button";
       button.className = "sort";
-      while (th.firstChild) { button.appendChild(th.firstChild); }
+      // The server's sort link (for readers without JavaScript) becomes this button: a link
+      // inside a button would be two controls in one.
+      var link = th.querySelector("a.sort-link");
+      var from = link || th;
+      while (from.firstChild) { button.appendChild(from.firstChild); }
+      if (link) { link.remove(); }
       th.appendChild(button);
       button.addEventListener("click", function () {
         var first = th.dataset.dir || "desc";

@@ -192,6 +192,8 @@
     }
     this.el.classList.toggle("scrolls", scrolls);
     var el = this.el;
+    var placeholder = this.plot.querySelector(".plot-placeholder");
+    if (placeholder) { placeholder.remove(); }
     return Plotly.react(this.plot, a.data, a.layout, config(width)).then(function () {
       el.dataset.rendered = "true";
     });

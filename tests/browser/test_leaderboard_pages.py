@@ -31,7 +31,7 @@ def published(transactional_db):
 
 def test_leaderboard_page_renders_rows_and_charts(live_server, published, page):
     page.goto(live_server.url + "/")
-    assert page.locator("table.board tbody tr").count() == 11
+    assert page.locator("#board tbody tr").count() == 11
     total, drawn = charts_rendered(page)
     assert total == 6  # intervals, three heatmaps, average win rate, top slot
     assert drawn >= total

@@ -17,7 +17,8 @@ def test_leaderboard_page_has_table_meta_and_banner(client, simulated):
     r = client.get("/")
     html = r.content.decode()
     assert r.status_code == 200
-    assert html.count('<a href="/models/') == 11  # one row per public model
+    ranked = html.split('<section id="provisional">')[0]
+    assert ranked.count('<a href="/models/') == 11  # one row per rated public model
     assert "6,000 battles and" in html and "Simulated data" in html
     assert "vendor/plotly/plotly-cartesian.min.js" in html and 'id="chart-intervals"' in html
     assert "Top-slot bias" in html
