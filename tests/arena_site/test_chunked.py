@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ingest.models import Battle
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import vote
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration

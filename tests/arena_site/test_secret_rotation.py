@@ -23,7 +23,7 @@ from django.test import override_settings
 
 from ingest.models import Battle
 from ingest.pseudonyms import pseudonymise_ip, pseudonymise_user
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import vote
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,8 +13,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from ingest.models import Battle, CodeContext, CompletionLog, SingleOutcome
-from tests.ingest.test_extension_routes import completion_item, edit_payload, outcome_payload
-from tests.ingest.test_native_api import vote
+from tests.ingest.payloads import completion_item, edit_payload, outcome_payload, vote
 
 HALF_PAIR = "x = '\U0001f600'"[:-2] + "\ud83d"  # the emoji's first half, as a cut leaves it
 

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from ingest.extension_serializers import CompletionItemSerializer, EditItemSerializer
 from ingest.models import Battle
-from tests.ingest.test_extension_routes import edit_payload
+from tests.ingest.payloads import edit_payload
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_FIELDS_PER_EDIT_ITEM = ("prompt", "response", "prefix", "suffix", "codeToEdit", "userInput")
