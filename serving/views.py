@@ -18,6 +18,7 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -138,6 +139,9 @@ class CreateEditPairView(_PairView):
         return Response(services.create_edit_pair(request=pair))
 
 
+_BOOLEAN = {"1": True, "true": True, "0": False, "false": False}
+
+
 class ListModelsView(APIView):
     """`GET /list_models`: the models a pair can be drawn from, as the reference server lists
     its configured models. `?all=1` lists every key that collects votes instead (public and
@@ -162,6 +166,9 @@ class ListModelsView(APIView):
         summary="Extension: the models this server can serve (enabled provider, key present)",
     )
     def get(self, request: Request) -> Response:
-        if request.query_params.get("all") in ("1", "true"):
+        everything = request.query_params.getlist("all")
+        if any(v not in _BOOLEAN for v in everything) or len(everything) > 1:
+            raise ValidationError({"all": "One of 1, 0, true or false."})
+        if everything and _BOOLEAN[everything[0]]:
             return Response({"models": listed_model_keys()})
         return Response({"models": sorted({slot.key for slot in serving_state().slots})})

@@ -9,6 +9,7 @@ import pickle
 
 import pytest
 from django.core.cache import cache
+from django_redis import get_redis_connection
 
 from core.cache_serializer import JsonSerializer
 from leaderboard.controlled_context import ContextChoice
@@ -52,13 +53,13 @@ def test_values_come_back_as_they_were_stored(redis_cache):
 
 def test_the_bytes_in_redis_are_json_not_pickle(redis_cache):
     cache.set("board", {"a": [1, 2]}, 60)
-    raw = cache._cache.get_client().get(cache.make_key("board"))
+    raw = get_redis_connection("default").get(cache.make_key("board"))
     assert raw == b'j{"a":[1,2]}'
 
 
 def test_a_pickle_written_into_redis_is_a_miss_and_never_run(redis_cache, tmp_path):
     canary = tmp_path / "pickle-was-run"
-    client = cache._cache.get_client()
+    client = get_redis_connection("default")
     client.set(cache.make_key("lb:board"), pickle.dumps(_Canary(str(canary))))
     assert cache.get("lb:board") is None
     assert cache.get("lb:board", "default") is None  # present but unreadable: a miss all the same

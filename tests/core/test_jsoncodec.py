@@ -77,7 +77,7 @@ def test_a_slice_spec_and_its_board_travel_exactly():
     )
     back = roundtrip(spec)
     _same(spec, back)
-    board = compute_leaderboard(counts, rounds=50, seed=3, robustness_pairs=2)
+    board = compute_leaderboard(counts, rounds=50, seed=3, robustness_places=2)
     result = roundtrip(_Result(board, "", "host:1:2"))
     _same(board, result.board)
     assert result.board.table() == board.table()

@@ -30,3 +30,10 @@ def test_a_hidden_model_is_no_longer_listed(api, served):
     model.save()
     clear_serving_state()
     assert key not in api.get("/list_models").json()["models"]
+
+
+def test_all_takes_a_boolean_and_names_itself_otherwise(api, served):
+    assert api.get("/list_models?all=false").json() == api.get("/list_models").json()
+    for bad in ("all=null", "all=yes", "all=1&all=1"):
+        r = api.get(f"/list_models?{bad}")
+        assert r.status_code == 400 and "all" in r.json()["fields"], (bad, r.content)
