@@ -171,6 +171,8 @@ else:
     # worker with a hundred threads waiting on providers holds a few connections, not one
     # per thread. Each is checked as it is taken (CONN_HEALTH_CHECKS), so connections left
     # dead by a PostgreSQL restart are replaced instead of failing requests.
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "core.postgresql"  # its pool's check: see its base.py
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"]["OPTIONS"]["pool"] = {

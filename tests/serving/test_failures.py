@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 
 import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from ingest.models import CompletionCode, CompletionLog
 from serving.models import ModelProvider
@@ -268,11 +269,28 @@ def test_answer_without_a_completion_is_a_failure_and_empty_text_is_not(api, two
     assert [i["completion"] for i in response.json()["completionItems"]] == ["", ""]
 
 
+POOL_GROWN = 8  # DATABASE_POOL_SIZE's default
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_postgresql_restart_costs_no_request(api, served, stub):
     """Connections a restart left dead are found when taken from the pool, not by a request."""
     assert post_pair(api, pairId="before-restart").status_code == 200
     connection.close()  # this thread's connection goes back to the pool, as after a request
+    # A busy process's pool holds several idle connections; a restart leaves all of them dead.
+    together = threading.Barrier(POOL_GROWN)
+
+    def query() -> None:
+        together.wait()
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(0.1)")
+        connections["default"].close()
+
+    threads = [threading.Thread(target=query) for _ in range(POOL_GROWN)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     params = connection.get_connection_params()
     params.pop("pool", None)
     params.pop("cursor_factory", None)
