@@ -187,6 +187,7 @@ else:
         _replica = env.db_url_config(DATABASE_REPLICA_URL)
         _replica["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **_replica.get("OPTIONS", {})}
         _replica.update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True, TEST={"MIRROR": "default"})
+        _replica["ENGINE"] = DATABASES["default"]["ENGINE"]
         DATABASES["replica"] = _replica
         DATABASE_ROUTERS = ["core.db_router.ReplicaRouter"]
         MIDDLEWARE.insert(

@@ -14,12 +14,13 @@ import shutil
 
 from django.conf import settings
 from django.core.management.base import CommandError
+from django.db import connections
 
 
 def connection_args() -> tuple[list[str], dict[str, str]]:
     """The client tools' connection options and environment for the default database."""
     db = settings.DATABASES["default"]
-    if db["ENGINE"] != "django.db.backends.postgresql":
+    if connections["default"].vendor != "postgresql":
         raise CommandError(
             "Backups need PostgreSQL (DATABASE_URL); the embedded SQLite file is copied as it is."
         )
