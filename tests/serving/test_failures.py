@@ -281,9 +281,10 @@ def test_a_postgresql_restart_costs_no_request(api, served, stub):
     together = threading.Barrier(POOL_GROWN)
 
     def query() -> None:
-        together.wait()
+        # Every thread holds its connection until all have one, so the pool grows to hold them.
         with connections["default"].cursor() as cursor:
-            cursor.execute("SELECT pg_sleep(0.1)")
+            cursor.execute("SELECT 1")
+            together.wait()
         connections["default"].close()
 
     threads = [threading.Thread(target=query) for _ in range(POOL_GROWN)]
