@@ -34,47 +34,26 @@ def _state(battles: QuerySet[Battle]) -> dict:
     }
 
 
-def set_excluded(
-    *, battles: QuerySet[Battle], exclude: bool, reason: str, actor, target: str
+def _move(
+    *,
+    battles: QuerySet[Battle],
+    chosen: QuerySet[Battle],
+    fields: dict[str, object],
+    action: str,
+    reason: str,
+    actor,
+    target: str,
+    record_none: bool = True,
 ) -> int:
-    """Exclude (or restore) the battles of `battles`. Returns how many changed state.
-
-    Excluding turns held battles into excluded ones; restoring counts held ones again too."""
-    reason = require_reason(reason)
+    """Update `chosen` (a subset of `battles`) to `fields` in one transaction, recording the
+    counts of `battles` before and after in the audit log. Returns how many changed."""
     with transaction.atomic():
         before = _state(battles)
-        if exclude:
-            changed = battles.filter(Q(excluded=False) | ~Q(hold="")).update(
-                excluded=True, hold="", excluded_reason=reason[:200]
-            )
-        else:
-            changed = battles.filter(excluded=True).update(
-                excluded=False, hold="", excluded_reason=""
-            )
-        record(
-            actor=actor,
-            action="exclude battles" if exclude else "restore battles",
-            target=target,
-            reason=reason,
-            affected=changed,
-            before=before,
-            after=_state(battles),
-        )
-    return changed
-
-
-def hold_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
-    """Hold the counted battles of `battles` out of the board pending review."""
-    reason = require_reason(reason)
-    with transaction.atomic():
-        before = _state(battles)
-        changed = battles.filter(excluded=False).update(
-            excluded=True, hold=Hold.QUARANTINE, excluded_reason=f"held: {reason}"[:200]
-        )
-        if changed:
+        changed = chosen.update(**fields)
+        if changed or record_none:
             record(
                 actor=actor,
-                action="hold battles",
+                action=action,
                 target=target,
                 reason=reason,
                 affected=changed,
@@ -84,22 +63,39 @@ def hold_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) 
     return changed
 
 
+def set_excluded(
+    *, battles: QuerySet[Battle], exclude: bool, reason: str, actor, target: str
+) -> int:
+    """Exclude (or restore) the battles of `battles`. Returns how many changed state.
+
+    Excluding turns held battles into excluded ones; restoring counts held ones again too."""
+    reason = require_reason(reason)
+    if exclude:
+        chosen = battles.filter(Q(excluded=False) | ~Q(hold=""))
+        fields: dict[str, object] = {"excluded": True, "hold": "", "excluded_reason": reason[:200]}
+    else:
+        chosen = battles.filter(excluded=True)
+        fields = {"excluded": False, "hold": "", "excluded_reason": ""}
+    action = "exclude battles" if exclude else "restore battles"
+    return _move(battles=battles, chosen=chosen, fields=fields, action=action, reason=reason,
+                 actor=actor, target=target)  # fmt: skip
+
+
+def hold_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
+    """Hold the counted battles of `battles` out of the board pending review."""
+    reason = require_reason(reason)
+    fields = {"excluded": True, "hold": Hold.QUARANTINE, "excluded_reason": f"held: {reason}"[:200]}
+    return _move(battles=battles, chosen=battles.filter(excluded=False), fields=fields,
+                 action="hold battles", reason=reason, actor=actor, target=target,
+                 record_none=False)  # fmt: skip
+
+
 def release_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
     """Count the held battles of `battles` again (flagged or unverified alike)."""
     reason = require_reason(reason)
-    with transaction.atomic():
-        before = _state(battles)
-        changed = battles.exclude(hold="").update(excluded=False, hold="", excluded_reason="")
-        record(
-            actor=actor,
-            action="release battles",
-            target=target,
-            reason=reason,
-            affected=changed,
-            before=before,
-            after=_state(battles),
-        )
-    return changed
+    fields = {"excluded": False, "hold": "", "excluded_reason": ""}
+    return _move(battles=battles, chosen=battles.exclude(hold=""), fields=fields,
+                 action="release battles", reason=reason, actor=actor, target=target)  # fmt: skip
 
 
 def exclude_user(*, user_hash: str, reason: str, actor, restore: bool = False) -> int:
