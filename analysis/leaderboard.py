@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from analysis.added_votes import OvertakeCost, overtake_cost
 from analysis.bradley_terry import BTFit, fit_bt
 from analysis.comparison_graph import RATED_STATUSES
 from analysis.grouping import GroupedCounts
@@ -36,7 +37,7 @@ from analysis.matrices import (
     win_fraction_matrix,
 )
 from analysis.ranks import rank_ub
-from analysis.robustness import PlaceHold, place_robustness
+from analysis.robustness import PlaceHold, place_robustness, ranked_core
 from analysis.scale import CENTRE
 
 __all__ = ["Leaderboard", "TopSlotEstimate", "compute_leaderboard"]
@@ -100,6 +101,7 @@ class Leaderboard:
     cluster_users: int = 0  # users those units hold (= clusters unless users were grouped)
     weighted: bool = False  # weighted likelihood (counts with a weight column)
     robustness: tuple[PlaceHold, ...] = ()  # votes that hold each top place, best first
+    overtake: OvertakeCost | None = None  # added wins that would put a rival above #1
 
     def table(self) -> list[dict[str, Any]]:
         """One JSON-safe dict per model, rated models first by rating, then the rest by name."""
@@ -192,6 +194,16 @@ def _top_slot(fit: BTFit, iv: IntervalResult) -> TopSlotEstimate | None:
     if p is None:
         raise RuntimeError("a fit with top-slot log-odds has their probability")
     return TopSlotEstimate(p=p, lower=lo, upper=hi, median=med, log_odds=fit.top_slot_log_odds)
+
+
+def _overtake(
+    fit: BTFit, shown: Sequence[str] | np.ndarray | None, places: int
+) -> OvertakeCost | None:
+    """The added wins a rival needs against #1, computed with the places' robustness."""
+    ranked = ranked_core(fit, shown=shown)
+    if places <= 0 or len(ranked) < 2:
+        return None
+    return overtake_cost(fit, ranked[0], below=ranked[1:])
 
 
 def compute_leaderboard(
@@ -299,4 +311,5 @@ def compute_leaderboard(
         cluster_users=cluster_users,
         weighted=counts.weight is not None,
         robustness=tuple(place_robustness(fit, shown=shown, places=robustness_places)),
+        overtake=_overtake(fit, shown, robustness_places),
     )

@@ -43,7 +43,7 @@ from analysis.bt_solve import newton
 from analysis.comparison_graph import STATUS_OK
 from analysis.scale import SCALE
 
-__all__ = ["PlaceHold", "hold", "place_robustness"]
+__all__ = ["PlaceHold", "hold", "place_robustness", "ranked_core"]
 
 _TIE = 1e-6  # rating points: a pair this close after removals is tied, not swapped
 _PRUNE_MAX = 200  # removal sets up to this size are pruned vote by vote
@@ -245,6 +245,19 @@ def hold(
     return PlaceHold(upper, challenger, gap, int(best.sum()), cap)
 
 
+def ranked_core(fit: BTFit, *, shown: Sequence[str] | np.ndarray | None = None) -> list[str]:
+    """The shown core models with a finite rating, best first: the places a board ranks."""
+    ok = np.array([s == STATUS_OK for s in fit.status], dtype=bool) & np.isfinite(fit.rating)
+    if shown is not None:
+        arr = np.asarray(shown)
+        ok &= arr if arr.dtype == bool else np.isin(np.array(fit.models), arr)
+    return [
+        fit.models[int(i)]
+        for i in np.argsort(-np.where(ok, fit.rating, -np.inf), kind="stable")
+        if ok[i]
+    ]
+
+
 def place_robustness(
     fit: BTFit,
     *,
@@ -254,15 +267,7 @@ def place_robustness(
 ) -> list[PlaceHold]:
     """:func:`hold` for each of the ``places`` top-rated shown core models, best first,
     against every shown core model rated below it."""
-    ok = np.array([s == STATUS_OK for s in fit.status], dtype=bool) & np.isfinite(fit.rating)
-    if shown is not None:
-        arr = np.asarray(shown)
-        ok &= arr if arr.dtype == bool else np.isin(np.array(fit.models), arr)
-    ranked = [
-        fit.models[int(i)]
-        for i in np.argsort(-np.where(ok, fit.rating, -np.inf), kind="stable")
-        if ok[i]
-    ]
+    ranked = ranked_core(fit, shown=shown)
     return [
         hold(fit, ranked[k], below=ranked[k + 1 :], max_votes=max_votes)
         for k in range(min(places, len(ranked) - 1))

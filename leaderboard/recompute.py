@@ -285,6 +285,22 @@ def _rows_for(
     return rows
 
 
+def _robustness_json(board: Leaderboard, config: RatingConfig) -> list[dict[str, object]]:
+    """The places' robustness; #1's entry also says how many added wins would put a rival
+    above it and, when every vote weighs the same before the per-user bound, how many
+    accounts at that bound those wins take."""
+    entries = [r.to_dict() for r in board.robustness]
+    cost = board.overtake
+    if entries and cost is not None and cost.votes is not None:
+        unweighted = config.weights == RatingConfig.Weights.NONE
+        entries[0] |= {
+            "added_votes": cost.votes,
+            "added_by": cost.challenger,
+            "added_accounts": cost.accounts(config.user_cap_total) if unweighted else None,
+        }
+    return entries
+
+
 def _intervals_label(results: list[SliceResult], cells: BattleCells) -> str:
     overall = next((r.board for r in results if r.key == OVERALL), None)
     if overall is None or not overall.clustered:
@@ -381,7 +397,7 @@ def publish(
                 top_slot_upper=_num(top.upper) if top else None,
                 scale_label=board.scale_label[:300],
                 anchor_applied=bool(board.anchor_applied),
-                robustness=[r.to_dict() for r in board.robustness],
+                robustness=_robustness_json(board, config),
                 controlled=result.controlled.to_json() if result.controlled else None,
             )
             rows = _rows_for(result, ids, public_ids, overall, latency)

@@ -99,12 +99,14 @@ def _robustness(entries: list[dict]) -> list[dict]:
     only compared neighbours, are left out)."""
     entries = [e for e in entries if "searched" in e]
     keys = {e["upper"] for e in entries} | {e["challenger"] for e in entries if e["challenger"]}
+    keys |= {e["added_by"] for e in entries if e.get("added_by")}
     names = dict(ArenaModel.objects.filter(key__in=keys).values_list("key", "display_name"))
     return [
         {
             **e,
             "upper_name": names.get(e["upper"], e["upper"]),
             "challenger_name": names.get(e["challenger"], e["challenger"]),
+            "added_by_name": names.get(e.get("added_by") or "", e.get("added_by")),
         }
         for e in entries
     ]

@@ -73,7 +73,13 @@ def test_methodology_page(client, db):
         "its interval stays, describing its own uncertainty",
     ):
         assert false not in text
-    for true in ("leave-one-user-out", 'id="userless"', 'id="robustness"', 'id="correlations"'):
+    for true in (
+        "leave-one-user-out",
+        'id="userless"',
+        'id="robustness"',
+        'id="rigging-cost"',
+        'id="correlations"',
+    ):
         assert true in text
 
 

@@ -168,3 +168,10 @@ def test_the_overall_board_says_how_many_votes_hold_first_place(sandwich_config,
     assert "stays the top-rated" not in client.get("/", {"view": "controlled"}).content.decode()
     body = api.get("/api/v1/leaderboard").json()
     assert body["category"]["robustness"][0]["votes"] == votes
+    # and how many added wins of a rival would put it above (analysis.added_votes)
+    added, rival = first["added_votes"], first["added_by"]
+    assert isinstance(added, int) and added > 0 and rival in {"lb-m2", "lb-m3", "lb-m4"}
+    assert first["added_accounts"] >= 1  # every vote weighs 1 before the per-user bound
+    assert (
+        f"{names[rival]} would rate above {names['lb-m1']} after {added:,} more wins against it"
+    ) in page
