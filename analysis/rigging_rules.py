@@ -13,12 +13,16 @@ a tie, IP bursts and the inhuman pace rule (implausible latencies are not simula
 per user, unordered pair and choice; "both bad" left out), and two rules aimed at rigging:
 
 * presence: a user's votes involving one model, against the share a uniform server gives it
-  (2 / K; with a non-uniform server, the served share): a target-only rigger votes only where
-  it sees the target. A one-sided binomial z-score, the largest over models.
+  (2 / K): a target-only rigger votes only where it sees the target. A one-sided binomial
+  z-score, the largest over models.
 * affinity: the wins a user gives one model against the rate at which the other users chose
   it in the same pairs (leave-the-user-out), as a z-score, the largest over models.
 
 plus the unchanged pace, daily cap and IP burst rules. A user is flagged when any rule fires.
+
+Presence and affinity are computed by ``analysis.rigging_scores``, which the product's anomaly
+scan (``moderation/anomalies.py``) runs too, there with the other users' share of each day as
+presence's reference.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B
 from analysis.outliers import outlier_scores
+from analysis.rigging_scores import user_scores
 from analysis.simulate_rigging import RiggedArena
 
 __all__ = ["NewThresholds", "new_flags", "today_flags", "user_z_scores"]
@@ -46,7 +51,8 @@ KIND_COMPLETION = 0
 
 @dataclass(frozen=True)
 class NewThresholds:
-    """The proposed rules' settings (the defaults are the measured ones, docs/ratings.md)."""
+    """The proposed rules' settings (the defaults are the measured ones, docs/ratings.md, and
+    the product's: ANOMALY_PRESENCE_Z, ANOMALY_AFFINITY_Z, ANOMALY_RIGGING_MIN_VOTES)."""
 
     z: float = 4.5  # presence and affinity z-scores
     min_votes: int = 10
@@ -122,35 +128,10 @@ def outlier_merged(v: Votes, *, threshold: float, min_votes: int = OUTLIER_MIN_V
 
 
 def user_z_scores(v: Votes, *, n_models: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per user: votes, the largest presence z-score and the largest affinity z-score."""
-    nu, k = v.n_users, n_models
-    votes = np.bincount(v.user, minlength=nu).astype(float)
-    present = np.zeros((nu, k))
-    np.add.at(present, (v.user, v.a), 1.0)
-    np.add.at(present, (v.user, v.b), 1.0)
-    q = 2.0 / k
-    presence = (present - votes[:, None] * q) / np.sqrt(np.maximum(votes, 1)[:, None] * q * (1 - q))
-    decisive = v.outcome <= OUTCOME_B
-    u, a, b = v.user[decisive], v.a[decisive], v.b[decisive]
-    win = np.where(v.outcome[decisive] == OUTCOME_A, a, b)
-    # crowd's rate of each model winning each ordered (model, opponent) cell, user left out
-    cell = np.zeros((k, k))
-    np.add.at(cell, (win, np.where(win == a, b, a)), 1.0)
-    own = np.zeros((nu, k, k))
-    np.add.at(own, (u, win, np.where(win == a, b, a)), 1.0)
-    expected = np.zeros((nu, k))
-    variance = np.zeros((nu, k))
-    wins = np.zeros((nu, k))
-    np.add.at(wins, (u, win), 1.0)
-    for m_side, o_side in ((a, b), (b, a)):
-        others_m = cell[m_side, o_side] - own[u, m_side, o_side]
-        others_o = cell[o_side, m_side] - own[u, o_side, m_side]
-        total = others_m + others_o
-        p = np.where(total > 0, others_m / np.maximum(total, 1), 0.5)
-        np.add.at(expected, (u, m_side), p)
-        np.add.at(variance, (u, m_side), p * (1 - p))
-    affinity = (wins - expected) / np.sqrt(np.maximum(variance, 0.25))
-    return votes, presence.max(axis=1), affinity.max(axis=1)
+    """Per user: votes, the largest presence z-score and the largest affinity z-score
+    (``analysis.rigging_scores``, the product's implementation, with a uniform server)."""
+    s = user_scores(v.user, v.a, v.b, v.outcome, n_users=v.n_users, n_models=n_models)
+    return s.votes, s.presence, s.affinity
 
 
 def today_flags(v: Votes) -> dict[str, np.ndarray]:
@@ -167,13 +148,13 @@ def today_flags(v: Votes) -> dict[str, np.ndarray]:
 def new_flags(v: Votes, *, n_models: int, t: NewThresholds | None = None) -> dict[str, np.ndarray]:
     """The proposed rules, by rule name (see the module docstring)."""
     t = t or NewThresholds()
-    votes, presence, affinity = user_z_scores(v, n_models=n_models)
-    enough = votes >= t.min_votes
+    s = user_scores(v.user, v.a, v.b, v.outcome, n_users=v.n_users, n_models=n_models)
+    presence, affinity = s.flagged(z=t.z, min_votes=t.min_votes)
     return {
         "daily_cap": _daily_cap(v),
         "outlier_merged": outlier_merged(v, threshold=t.outlier_threshold),
-        "presence": enough & (presence >= t.z),
-        "affinity": enough & (affinity >= t.z),
+        "presence": presence,
+        "affinity": affinity,
         "ip_burst": _ip_burst(v),
         "inhuman_pace": _pace(v),
     }

@@ -585,6 +585,12 @@ ANOMALY_OUTLIER_THRESHOLD = env.float("ANOMALY_OUTLIER_THRESHOLD", default=20.0)
 ANOMALY_IP_BURST_VOTES = env.int("ANOMALY_IP_BURST_VOTES", default=60)
 ANOMALY_MIN_VOTE_GAP_SECONDS = env.float("ANOMALY_MIN_VOTE_GAP_SECONDS", default=2.0)
 ANOMALY_MIN_LATENCY_MS = env.float("ANOMALY_MIN_LATENCY_MS", default=20.0)
+# Rigging rules presence and affinity (analysis/rigging_scores.py): z-scores at which an
+# account with at least RIGGING_MIN_VOTES recent votes is flagged; the defaults are the ones the
+# rigging simulation measured (docs/ratings.md, "Vote rigging").
+ANOMALY_PRESENCE_Z = env.float("ANOMALY_PRESENCE_Z", default=4.5)
+ANOMALY_AFFINITY_Z = env.float("ANOMALY_AFFINITY_Z", default=4.5)
+ANOMALY_RIGGING_MIN_VOTES = env.int("ANOMALY_RIGGING_MIN_VOTES", default=10)
 ANOMALY_AUTO_EXCLUDE = env.bool("ANOMALY_AUTO_EXCLUDE", default=False)
 ANOMALY_HOLD = env.bool("ANOMALY_HOLD", default=True)
 # Votes bound to served pairs (ingest/binding.py): "auto" binds votes without an API key

@@ -14,6 +14,13 @@ Rules (thresholds are settings, see arena_site/settings.py `ANOMALY_*`):
   ANOMALY_MIN_VOTE_GAP_SECONDS.
 - implausible_latency: a user whose votes report completion latencies under
   ANOMALY_MIN_LATENCY_MS (no model answers that fast; the client is likely scripted).
+- presence: a user with at least ANOMALY_RIGGING_MIN_VOTES votes, a large share of which
+  involve one model, against the share of the other users' votes of the same days that
+  involve it: z-score at least ANOMALY_PRESENCE_Z (a target-only rigger votes only where it
+  sees its model).
+- affinity: a user with at least ANOMALY_RIGGING_MIN_VOTES votes who picks one model more
+  often than the other users do in the same pairs: z-score at least ANOMALY_AFFINITY_Z.
+  Both scores are analysis/rigging_scores.py's, the ones the rigging simulation measures.
 Only battles of the last ANOMALY_WINDOW_DAYS that are counted or held pending review are
 examined (held ones too: a flagged user stays flagged while its votes are held, so the votes
 it keeps sending are held as well); excluded battles are not.
@@ -21,16 +28,20 @@ it keeps sending are held as well); excluded battles are not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMinute
 from django.utils import timezone
 
 from analysis.outliers import merge_counts, outlier_scores
+from analysis.rigging_scores import UserScores, user_scores
+from catalogue.models import ArenaModel
 from ingest.models import Battle, BattleKind, Outcome
 
 
@@ -40,15 +51,15 @@ class Finding:
     subject_kind: str
     subject: str
     battles: int
-    detail: dict = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
 
 
-def recent_battles():
+def recent_battles() -> QuerySet[Battle]:
     since = timezone.now() - timedelta(days=settings.ANOMALY_WINDOW_DAYS)
     return Battle.objects.filter(Q(excluded=False) | ~Q(hold=""), received_at__gte=since)
 
 
-def recent_user_battles():
+def recent_user_battles() -> QuerySet[Battle]:
     """The recent battles that have a user (the per-user rules' input): battles stored
     without a user are not one user's."""
     return recent_battles().exclude(user_hash="")
@@ -95,7 +106,7 @@ def top_slot() -> list[Finding]:
     ]
 
 
-def outlier_counts() -> tuple[list[str], tuple[np.ndarray, ...]]:
+def outlier_counts() -> tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """The outlier test's input: the users, and counts per (user, unordered pair, choice).
 
     The database groups by the ordered pair (top, bottom); a winner shown on top and the
@@ -111,7 +122,8 @@ def outlier_counts() -> tuple[list[str], tuple[np.ndarray, ...]]:
         .annotate(n=Count("id"))
     )
     if not rows:
-        return [], ()
+        empty = np.zeros(0, dtype=np.int64)
+        return [], (empty, empty, empty, empty)
     users = sorted({r[0] for r in rows})
     uidx = {u: i for i, u in enumerate(users)}
     a = np.array([r[1] for r in rows])
@@ -188,11 +200,11 @@ def inhuman_pace(min_votes: int = 10) -> list[Finding]:
         .values_list("user_hash", flat=True)
     )
     rows = recent_user_battles().filter(user_hash__in=busy).order_by("user_hash", "received_at")
-    findings = []
+    findings: list[Finding] = []
     current: str | None = None
-    times: list = []
+    times: list[float] = []
 
-    def close(user, stamps):
+    def close(user: str, stamps: list[float]) -> None:
         if len(stamps) >= min_votes:
             gap = float(np.median(np.diff(np.array(stamps))))
             if gap < settings.ANOMALY_MIN_VOTE_GAP_SECONDS:
@@ -237,7 +249,83 @@ def implausible_latency() -> list[Finding]:
     ]
 
 
-RULES = (daily_cap, top_slot, outliers, ip_bursts, inhuman_pace, implausible_latency)
+def rigging_scores() -> tuple[list[str], list[str], UserScores]:
+    """Presence and affinity of every recent user: the users, the model keys (indexed as in
+    the scores) and the scores, with each UTC day's votes of the other users as presence's
+    reference (pairs are not served uniformly, and models come and go)."""
+    rows = list(
+        recent_user_battles()
+        .annotate(day=TruncDate("received_at"))
+        .values_list("user_hash", "model_a_id", "model_b_id", "outcome", "day")
+        .annotate(n=Count("id"))
+    )
+    model_ids = sorted({r[1] for r in rows} | {r[2] for r in rows})
+    keys = dict(ArenaModel.objects.filter(id__in=model_ids).values_list("id", "key"))
+    midx = {m: i for i, m in enumerate(model_ids)}
+    users = sorted({r[0] for r in rows})
+    uidx = {u: i for i, u in enumerate(users)}
+    scores = user_scores(
+        np.array([uidx[r[0]] for r in rows], dtype=np.int64),
+        np.array([midx[r[1]] for r in rows], dtype=np.int64),
+        np.array([midx[r[2]] for r in rows], dtype=np.int64),
+        np.array([r[3] for r in rows], dtype=np.int64),
+        n_users=len(users),
+        n_models=len(model_ids),
+        count=np.array([r[5] for r in rows], dtype=float),
+        period=np.array([r[4].toordinal() for r in rows], dtype=np.int64),
+    )
+    return users, [keys[m] for m in model_ids], scores
+
+
+def _rigging_findings(rule: str, *, presence: bool) -> list[Finding]:
+    users, models, s = rigging_scores()
+    threshold = settings.ANOMALY_PRESENCE_Z if presence else settings.ANOMALY_AFFINITY_Z
+    flags = s.flagged(z=threshold, min_votes=settings.ANOMALY_RIGGING_MIN_VOTES)
+    z, model = (s.presence, s.presence_model) if presence else (s.affinity, s.affinity_model)
+    findings = []
+    for i in np.flatnonzero(flags[0] if presence else flags[1]):
+        key, votes, score = models[int(model[i])], int(s.votes[i]), round(float(z[i]), 2)
+        what = (
+            f"votes involving {key} far more often than other users' votes of the same days"
+            if presence
+            else f"picks {key} far more often than other users in the same pairs"
+        )
+        findings.append(
+            Finding(
+                rule,
+                "user",
+                users[int(i)],
+                votes,
+                {
+                    "votes": votes,
+                    "model": key,
+                    "z": score,
+                    "threshold": threshold,
+                    "reason": f"{what}: z = {score}, flagged from {threshold}",
+                },
+            )
+        )
+    return findings
+
+
+def presence() -> list[Finding]:
+    return _rigging_findings("presence", presence=True)
+
+
+def affinity() -> list[Finding]:
+    return _rigging_findings("affinity", presence=False)
+
+
+RULES: tuple[Callable[[], list[Finding]], ...] = (
+    daily_cap,
+    top_slot,
+    outliers,
+    ip_bursts,
+    inhuman_pace,
+    implausible_latency,
+    presence,
+    affinity,
+)
 
 
 def find_all() -> list[Finding]:
