@@ -38,15 +38,17 @@ and ``SUM(x_j * x_k)`` gives the same table (the constructor: ``features`` = mea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from analysis.grouping import CellCounts
 
 __all__ = ["ContextCounts", "group_contextual", "style_features"]
 
 
 @dataclass(frozen=True, eq=False)
-class ContextCounts:
+class ContextCounts(CellCounts):
     """Cells of (a, b, outcome, user) with count, covariate means and scatter matrices.
 
     ``features`` (cells, F) are the cell means, ``scatter`` (cells, F, F) the sums of
@@ -132,30 +134,15 @@ class ContextCounts:
         ):
             object.__setattr__(self, name, value)
 
-    @property
-    def n_models(self) -> int:
-        return len(self.models)
-
-    @property
-    def total(self) -> int:
-        return int(self.count.sum())
-
     def select(self, names: Sequence[str]) -> ContextCounts:
         """The same cells with only the named features."""
         cols = [self.feature_names.index(n) for n in names]
         sc = self.scatter
-        return ContextCounts(
-            models=self.models,
+        return replace(
+            self,
             feature_names=tuple(names),
-            a=self.a,
-            b=self.b,
-            outcome=self.outcome,
-            count=self.count,
             features=self.features[:, cols],
             scatter=None if sc is None else sc[:, cols][:, :, cols],
-            user=self.user,
-            weight=self.weight,
-            stratum=self.stratum,
         )
 
     def with_counts(self, count: np.ndarray) -> ContextCounts:
@@ -164,19 +151,7 @@ class ContextCounts:
         ratio = c / np.maximum(self.count, 1)
         sc = None if self.scatter is None else self.scatter * ratio[:, None, None]
         w = None if self.weight is None else self.weight * ratio
-        return ContextCounts(
-            models=self.models,
-            feature_names=self.feature_names,
-            a=self.a,
-            b=self.b,
-            outcome=self.outcome,
-            count=c,
-            features=self.features,
-            scatter=sc,
-            user=self.user,
-            weight=w,
-            stratum=self.stratum,
-        )
+        return replace(self, count=c, scatter=sc, weight=w)
 
 
 def group_contextual(

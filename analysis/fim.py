@@ -164,33 +164,35 @@ def _char_end(data: bytes, i: int) -> int:
     return i
 
 
+def _trim(text: str, max_tokens: int, *, keep_end: bool) -> str:
+    """``text`` within ``max_tokens`` estimated tokens: its end (``keep_end``) from a line
+    start, or its start up to a line end, when that wastes at most a quarter of the budget."""
+    budget = max(int(max_tokens), 0) * BYTES_PER_TOKEN
+    data = _utf8(text)
+    if len(data) <= budget:
+        return text
+    # A newline byte never occurs inside a multi-byte UTF-8 sequence, so searching bytes
+    # for b"\n" finds real line boundaries.
+    if keep_end:
+        cut = len(data) - budget
+        nl = data.find(b"\n", cut - 1) if cut > 0 else -1
+        start = nl + 1 if nl != -1 and (nl + 1 - cut) <= _MAX_SNAP_LOSS * budget else cut
+        return data[_char_start(data, start) :].decode("utf-8", "surrogatepass")
+    nl = data.rfind(b"\n", 0, budget)
+    end = nl + 1 if nl != -1 and (budget - nl - 1) <= _MAX_SNAP_LOSS * budget else budget
+    return data[: _char_end(data, end)].decode("utf-8", "surrogatepass")
+
+
 def trim_prefix(prefix: str, max_tokens: int = MAX_PREFIX_TOKENS) -> str:
     """The end of ``prefix`` within ``max_tokens`` estimated tokens, from a line start
     when that wastes at most a quarter of the budget."""
-    budget = max(int(max_tokens), 0) * BYTES_PER_TOKEN
-    data = _utf8(prefix)
-    if len(data) <= budget:
-        return prefix
-    cut = len(data) - budget
-    # A newline byte never occurs inside a multi-byte UTF-8 sequence, so searching bytes
-    # for b"\n" finds real line boundaries.
-    nl = data.find(b"\n", cut - 1) if cut > 0 else -1
-    start = nl + 1 if nl != -1 and (nl + 1 - cut) <= _MAX_SNAP_LOSS * budget else cut
-    start = _char_start(data, start)
-    return data[start:].decode("utf-8", "surrogatepass")
+    return _trim(prefix, max_tokens, keep_end=True)
 
 
 def trim_suffix(suffix: str, max_tokens: int = MAX_SUFFIX_TOKENS) -> str:
     """The start of ``suffix`` within ``max_tokens`` estimated tokens, up to a line end
     when that wastes at most a quarter of the budget."""
-    budget = max(int(max_tokens), 0) * BYTES_PER_TOKEN
-    data = _utf8(suffix)
-    if len(data) <= budget:
-        return suffix
-    nl = data.rfind(b"\n", 0, budget)
-    end = nl + 1 if nl != -1 and (budget - nl - 1) <= _MAX_SNAP_LOSS * budget else budget
-    end = _char_end(data, end)
-    return data[:end].decode("utf-8", "surrogatepass")
+    return _trim(suffix, max_tokens, keep_end=False)
 
 
 def trim_context(

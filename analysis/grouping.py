@@ -38,6 +38,7 @@ __all__ = [
     "OUTCOME_A",
     "OUTCOME_B",
     "OUTCOME_TIE",
+    "CellCounts",
     "GroupedCounts",
     "from_count_rows",
     "from_user_count_rows",
@@ -56,8 +57,24 @@ def _readonly(x: np.ndarray) -> np.ndarray:
     return x
 
 
+class CellCounts:
+    """What any table of battle cells answers from its ``models`` and ``count`` columns."""
+
+    models: tuple[str, ...]
+    count: np.ndarray
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    @property
+    def total(self) -> int:
+        """Total number of battles."""
+        return int(self.count.sum())
+
+
 @dataclass(frozen=True, eq=False)
-class GroupedCounts:
+class GroupedCounts(CellCounts):
     """Battles grouped into counts per (top model, bottom model, outcome).
 
     ``models`` may list models with no battles at all; they are reported as such. Arrays are
@@ -118,15 +135,6 @@ class GroupedCounts:
         object.__setattr__(self, "positions_known", bool(self.positions_known))
         object.__setattr__(self, "user", _readonly_or_none(u))
         object.__setattr__(self, "weight", _readonly_or_none(w))
-
-    @property
-    def n_models(self) -> int:
-        return len(self.models)
-
-    @property
-    def total(self) -> int:
-        """Total number of battles."""
-        return int(self.count.sum())
 
     @property
     def n_users(self) -> int:

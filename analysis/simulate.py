@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts, group_battles
 from analysis.scale import LOG_ODDS_PER_POINT
 
 __all__ = ["SimulatedBattles", "simulate_battles"]
@@ -56,13 +56,7 @@ class SimulatedBattles:
 
     def grouped(self) -> GroupedCounts:
         """The battles grouped into counts (fast path, no strings involved)."""
-        return GroupedCounts(
-            models=self.models,
-            a=self.a,
-            b=self.b,
-            outcome=self.outcome,
-            count=np.ones(len(self.a), dtype=np.int64),
-        )
+        return group_battles(self.a, self.b, self.outcome, models=self.models)
 
 
 def _pair_probabilities(pair_weights: np.ndarray, k: int) -> np.ndarray:

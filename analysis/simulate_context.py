@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.contextual_data import ContextCounts, group_contextual, style_features
-from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
+from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts, group_battles
 from analysis.scale import CENTRE, LOG_ODDS_PER_POINT
 
 __all__ = ["ContextArena", "simulate_contextual"]
@@ -51,10 +51,7 @@ class ContextArena:
 
     def grouped(self) -> GroupedCounts:
         """The battles without covariates (the uncontrolled board's input)."""
-        return GroupedCounts(
-            models=self.models, a=self.a, b=self.b, outcome=self.outcome,
-            count=np.ones(len(self.a), dtype=np.int64), user=self.user,
-        )  # fmt: skip
+        return group_battles(self.a, self.b, self.outcome, models=self.models, user=self.user)
 
 
 def simulate_contextual(

@@ -39,7 +39,7 @@ from typing import Literal
 
 import numpy as np
 
-from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts, group_battles
 from analysis.simulate_users import simulate_user_arena
 
 __all__ = [
@@ -107,12 +107,11 @@ class RiggedArena:
         tie, as in the product), with per-vote ``weight`` summed per row."""
         m = np.ones(len(self.a), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
         outcome = np.where(self.outcome == OUTCOME_BOTH_BAD, OUTCOME_TIE, self.outcome)
-        return GroupedCounts(
+        return group_battles(
+            self.a[m],
+            self.b[m],
+            outcome[m],
             models=self.models,
-            a=self.a[m],
-            b=self.b[m],
-            outcome=outcome[m],
-            count=np.ones(int(m.sum()), dtype=np.int64),
             user=self.user[m],
             weight=None if weight is None else np.asarray(weight, dtype=float)[m],
         )

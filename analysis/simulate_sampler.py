@@ -26,22 +26,16 @@ import numpy as np
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, GroupedCounts
 from analysis.scale import LOG_ODDS_PER_POINT
-from analysis.simulate_users import fit_pair_scores
+from analysis.simulate_users import Arena, fit_pair_scores
 from analysis.weights import inverse_propensity_weights
 
 __all__ = ["SampledArena", "simulate_latency_sampler"]
 
 
 @dataclass(frozen=True)
-class SampledArena:
+class SampledArena(Arena):
     """One row per battle; ``truth`` is the uniform-sampler target on the mean-1000 scale."""
 
-    models: tuple[str, ...]
-    truth: np.ndarray
-    user: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    outcome: np.ndarray
     propensity: np.ndarray  # probability with which the battle's pair was drawn
 
     def grouped(self, *, ipw: bool = False, max_weight: float | None = None) -> GroupedCounts:
@@ -51,15 +45,7 @@ class SampledArena:
             weight = inverse_propensity_weights(
                 self.propensity, n_models=len(self.models), max_weight=max_weight
             )
-        return GroupedCounts(
-            models=self.models,
-            a=self.a,
-            b=self.b,
-            outcome=self.outcome,
-            count=np.ones(len(self.a), dtype=np.int64),
-            user=self.user,
-            weight=weight,
-        )
+        return self._counts(with_users=True, weight=weight)
 
 
 def simulate_latency_sampler(

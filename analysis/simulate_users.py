@@ -28,15 +28,16 @@ import numpy as np
 
 from analysis.bt_problem import BTProblem
 from analysis.bt_solve import newton
-from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
+from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts, group_battles
 from analysis.scale import CENTRE, LOG_ODDS_PER_POINT
 
-__all__ = ["UserArena", "fit_pair_scores", "population_truth", "simulate_user_arena"]
+__all__ = ["Arena", "UserArena", "fit_pair_scores", "population_truth", "simulate_user_arena"]
 
 
 @dataclass(frozen=True)
-class UserArena:
-    """One row per battle; ``truth`` is the population truth on the mean-1000 scale."""
+class Arena:
+    """One row per battle by a user, with the ratings the battles should recover (``truth``,
+    on the mean-1000 scale); the simulations with users extend it."""
 
     models: tuple[str, ...]
     truth: np.ndarray
@@ -45,16 +46,20 @@ class UserArena:
     b: np.ndarray
     outcome: np.ndarray
 
+    def _counts(self, *, with_users: bool, weight: np.ndarray | None = None) -> GroupedCounts:
+        user = self.user if with_users else None
+        return group_battles(
+            self.a, self.b, self.outcome, models=self.models, user=user, weight=weight
+        )
+
+
+@dataclass(frozen=True)
+class UserArena(Arena):
+    """One row per battle; ``truth`` is the population truth on the mean-1000 scale."""
+
     def grouped(self, *, with_users: bool = True) -> GroupedCounts:
         """Counts per (user, top, bottom, outcome), or pooled over users."""
-        return GroupedCounts(
-            models=self.models,
-            a=self.a,
-            b=self.b,
-            outcome=self.outcome,
-            count=np.ones(len(self.a), dtype=np.int64),
-            user=self.user if with_users else None,
-        )
+        return self._counts(with_users=with_users)
 
 
 def _pairs(k: int, n: int, rng: np.random.Generator, pair_weights: np.ndarray | None) -> np.ndarray:

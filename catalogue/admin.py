@@ -11,8 +11,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 
+from core.admin_base import ChangeContextAdmin, admin_route
 from core.audit import AuditedAdmin, reason_action
 from core.board_changes import BoardNoteAdmin
 from core.errors import ActionRefused
@@ -57,7 +58,7 @@ class MergeForm(forms.Form):
 
 
 @admin.register(ArenaModel)
-class ArenaModelAdmin(BoardNoteAdmin, AuditedAdmin[ArenaModel]):
+class ArenaModelAdmin(BoardNoteAdmin, AuditedAdmin[ArenaModel], ChangeContextAdmin[ArenaModel]):
     list_display = (
         "key",
         "display_name",
@@ -101,23 +102,12 @@ class ArenaModelAdmin(BoardNoteAdmin, AuditedAdmin[ArenaModel]):
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path(
-                "<int:pk>/merge/",
-                self.admin_site.admin_view(self.merge_view),
-                name="catalogue_arenamodel_merge",
-            ),
+            admin_route(self, "<int:pk>/merge/", self.merge_view, "catalogue_arenamodel_merge"),
             *super().get_urls(),
         ]
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        extra = {"can_merge": self.has_merge_permission(request)}
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
+        return {"can_merge": self.has_merge_permission(request)}
 
     def merge_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         if not self.has_merge_permission(request):

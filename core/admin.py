@@ -12,9 +12,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 
-from .admin_base import ReadOnlyAdmin
+from .admin_base import ReadOnlyAdmin, admin_route
 from .audit import AuditedAdmin, reason_action, record
 from .auth import hash_key, new_key
 from .csv_cells import safe_row
@@ -124,9 +124,8 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     readonly_fields = [f.name for f in AuditEntry._meta.fields]
 
     def get_urls(self) -> list[URLPattern]:
-        export = self.admin_site.admin_view(self.export_csv)
         return [
-            path("export.csv", export, name="core_auditentry_export"),
+            admin_route(self, "export.csv", self.export_csv, "core_auditentry_export"),
             *super().get_urls(),
         ]
 

@@ -29,8 +29,10 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 from django.utils.html import format_html
+
+from core.admin_base import ChangeContextAdmin, admin_route
 
 from . import (
     catalogue_admin,  # noqa: F401  (the model page's button, results and guard)
@@ -52,7 +54,7 @@ from .wellformed import ISSUES
 
 
 @admin.register(EvaluationRun)
-class EvaluationRunAdmin(admin.ModelAdmin[EvaluationRun]):
+class EvaluationRunAdmin(ChangeContextAdmin[EvaluationRun]):
     list_display = (
         "id",
         "suite",
@@ -165,15 +167,9 @@ class EvaluationRunAdmin(admin.ModelAdmin[EvaluationRun]):
 
     # --- a run's page ----------------------------------------------------------------
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
         run = get_object_or_404(EvaluationRun, pk=object_id)
-        context = {
+        return {
             "run": run,
             "active": run.status in ACTIVE_STATUSES,
             "issue_names": ISSUES,
@@ -183,9 +179,6 @@ class EvaluationRunAdmin(admin.ModelAdmin[EvaluationRun]):
             "show_save_and_continue": False,
             "show_save_and_add_another": False,
         }
-        return super().change_view(
-            request, object_id, form_url, {**(extra_context or {}), **context}
-        )
 
     # --- actions -----------------------------------------------------------------------
 
@@ -215,11 +208,7 @@ class EvaluationRunAdmin(admin.ModelAdmin[EvaluationRun]):
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path(
-                "fim-report/",
-                self.admin_site.admin_view(self.fim_report_view),
-                name="evaluations_fim_report",
-            ),
+            admin_route(self, "fim-report/", self.fim_report_view, "evaluations_fim_report"),
             *super().get_urls(),
         ]
 
@@ -292,11 +281,7 @@ class QuestionSetAdmin(admin.ModelAdmin[QuestionSet]):
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path(
-                "example/",
-                self.admin_site.admin_view(self.example_view),
-                name="evaluations_questionset_example",
-            ),
+            admin_route(self, "example/", self.example_view, "evaluations_questionset_example"),
             *super().get_urls(),
         ]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.forms import ModelForm
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 
 from catalogue.admin import ArenaModelAdmin
 from catalogue.models import ArenaModel
@@ -46,19 +46,13 @@ class EvaluatedArenaModelAdmin(ArenaModelAdmin):
         if check is not None:
             self.message_user(request, check.message, messages.WARNING)
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
         model = ArenaModel.objects.filter(pk=object_id).first()
-        extra = {
+        return {
+            **super().change_context(request, object_id),
             "evaluation_results": latest_runs(model) if model else [],
             "evaluation_recent": recent_runs(model) if model else [],
         }
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 
 
 if admin.site.is_registered(ArenaModel):

@@ -39,7 +39,7 @@ from analysis.pass_at_k import greedy_pass_at_1, mean_pass_at_k
 
 from .calls import ChatFn, Messages, call, map_items
 from .pyparse import parse
-from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python
+from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, ScoredAnswer, run_python
 
 PROMPT_VERSION = "humaneval-chat-v1"
 GENERATION = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1024}
@@ -191,21 +191,15 @@ def build_program(problem: Problem, code: str) -> str:
 
 
 @dataclass(frozen=True)
-class SampleResult:
-    """One sample of one problem: what came back, what was run, how it ended."""
+class SampleResult(ScoredAnswer):
+    """One sample of one problem: what came back, what was run, how it ended (``status``: a
+    sandbox Status value, NO_FUNCTION or PROVIDER_ERROR)."""
 
-    task_id: str
-    status: str  # a sandbox Status value, NO_FUNCTION or PROVIDER_ERROR
-    raw_output: str | None
     extracted: str | None
     latency_s: float | None = None
     duration_s: float | None = None  # sandbox wall time
     error: str | None = None  # provider error, or the sandbox's detail
     stderr_tail: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
 
 
 def score_sample(
@@ -223,13 +217,11 @@ def score_sample(
     result = run_python(build_program(problem, code), limits=limits, config=config)
     return SampleResult(
         task_id=problem.task_id,
-        status=result.status.value,
         raw_output=raw_output,
         extracted=code,
         latency_s=latency_s,
-        duration_s=result.duration_s,
-        error=result.detail or None,
         stderr_tail=result.stderr[-1000:],
+        **result.outcome(),
     )
 
 

@@ -41,7 +41,7 @@ from analysis.fim_cleanup import clean_chat_completion
 from analysis.pass_at_k import greedy_pass_at_1
 
 from .calls import call, map_items
-from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, run_python
+from .sandbox import DEFAULT_CONFIG, DEFAULT_LIMITS, Limits, SandboxConfig, ScoredAnswer, run_python
 from .wellformed import ISSUES, format_issues
 
 DATA_DIR = (
@@ -157,19 +157,14 @@ def build_program(problem: InfillProblem, middle: str) -> str:
 
 
 @dataclass(frozen=True)
-class InfillResult:
-    task_id: str
-    status: str  # a sandbox Status value or PROVIDER_ERROR
-    raw_output: str | None
+class InfillResult(ScoredAnswer):
+    """One answer cleaned up and run (``status``: a sandbox Status value or PROVIDER_ERROR)."""
+
     middle: str | None
     issues: tuple[str, ...] = ()
     latency_s: float | None = None
     duration_s: float | None = None
     error: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
 
     @property
     def well_formatted(self) -> bool:
@@ -198,13 +193,11 @@ def score_completion(
     result = run_python(build_program(problem, middle), limits=limits, config=config)
     return InfillResult(
         task_id=problem.task_id,
-        status=result.status.value,
         raw_output=raw_output,
         middle=middle,
         issues=issues,
         latency_s=latency_s,
-        duration_s=result.duration_s,
-        error=result.detail or None,
+        **result.outcome(),
     )
 
 

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from . import _launcher as codes
 
@@ -111,6 +111,28 @@ class SandboxResult:
     @property
     def passed(self) -> bool:
         return self.status is Status.PASSED
+
+    def outcome(self) -> dict[str, Any]:
+        """What a scored answer (``ScoredAnswer``) records of this run."""
+        return {
+            "status": self.status.value,
+            "duration_s": self.duration_s,
+            "error": self.detail or None,
+        }
+
+
+@dataclass(frozen=True)
+class ScoredAnswer:
+    """One answer of an evaluation: its task, how its run ended (a ``Status`` value or the
+    suite's own, such as a provider error) and what the model sent."""
+
+    task_id: str
+    status: str
+    raw_output: str | None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+
+from core.task_retry import DB_RETRY
 
 from .driver import drive
 from .services import resume_stalled
@@ -22,18 +23,13 @@ from .services import resume_stalled
 log = logging.getLogger(__name__)
 
 
-@shared_task(
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=5,
-    retry_backoff_max=120,
-    max_retries=5,
-)
+@shared_task(**DB_RETRY, retry_backoff_max=120, max_retries=5)
 def run_evaluation(run_id: int) -> str | None:
     """Work off the run's remaining items; returns its status afterwards."""
     return drive(run_id)
 
 
-@shared_task(autoretry_for=(OperationalError, InterfaceError), retry_backoff=5, max_retries=3)
+@shared_task(**DB_RETRY, max_retries=3)
 def resume_evaluations() -> list[int]:
     """Queue a driver for each run whose heartbeat is older than a lease."""
     return resume_stalled()

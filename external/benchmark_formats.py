@@ -43,7 +43,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -175,6 +175,31 @@ def _object(value: Any, *, file: str, where: str) -> Mapping[str, Any]:
     return value
 
 
+def _pass_at_1(
+    data: Any, name: str, metrics: Sequence[str]
+) -> Iterator[tuple[str, Mapping[str, Any], dict[str, float | None]]]:
+    """Each model of a ``{model: {"pass@1": {metric: score or null}, ...}}`` file: its name,
+    its entry and the named metrics' scores in %, None where the file has null."""
+    models = _object(data, file=name, where="top level")
+    if not models:
+        raise BenchmarkFormatError(name, "no models")
+    for key, raw_entry in models.items():
+        model = _model_name(key, file=name, where="top-level key")
+        entry = _object(raw_entry, file=name, where=model)
+        scores = _object(entry.get("pass@1"), file=name, where=f"{model}.pass@1")
+        values: dict[str, float | None] = {}
+        for metric in metrics:
+            if metric not in scores:
+                raise BenchmarkFormatError(name, f"missing {metric!r}", where=f"{model}.pass@1")
+            raw = scores[metric]
+            values[metric] = (
+                None
+                if raw is None
+                else _number(raw, file=name, where=f"{model}.pass@1.{metric}", low=0, high=100)
+            )
+        yield model, entry, values
+
+
 def _model_name(value: Any, *, file: str, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BenchmarkFormatError(file, f"missing or empty model name: {value!r}", where=where)
@@ -292,24 +317,8 @@ def parse_bigcodebench(source: Source, *, subset: str | None = None) -> list[Ext
     if subset not in ("full", "hard"):
         raise ValueError(f"subset must be 'full' or 'hard', got {subset!r}")
     prefix = "hard_" if subset == "hard" else ""
-    models = _object(data, file=name, where="top level")
-    if not models:
-        raise BenchmarkFormatError(name, "no models")
     out: list[ExternalScoreRow] = []
-    for model, entry in models.items():
-        model = _model_name(model, file=name, where="top-level key")
-        entry = _object(entry, file=name, where=model)
-        scores = _object(entry.get("pass@1"), file=name, where=f"{model}.pass@1")
-        values: dict[str, float | None] = {}
-        for metric in ("complete", "instruct"):
-            if metric not in scores:
-                raise BenchmarkFormatError(name, f"missing {metric!r}", where=f"{model}.pass@1")
-            raw = scores[metric]
-            values[metric] = (
-                None
-                if raw is None
-                else _number(raw, file=name, where=f"{model}.pass@1.{metric}", low=0, high=100)
-            )
+    for model, entry, values in _pass_at_1(data, name, ("complete", "instruct")):
         extra = {"subset": subset, **{k: entry.get(k) for k in _BIGCODEBENCH_FIELDS}}
         for metric, value in values.items():
             if value is not None:
@@ -510,26 +519,15 @@ EVALPLUS_METRICS = ("humaneval", "humaneval+", "mbpp", "mbpp+")
 def parse_evalplus(source: Source) -> list[ExternalScoreRow]:
     """EvalPlus leaderboard ``results.json``: greedy pass@1 on HumanEval(+) and MBPP(+)."""
     data, name = _read_json(source)
-    models = _object(data, file=name, where="top level")
-    if not models:
-        raise BenchmarkFormatError(name, "no models")
     out: list[ExternalScoreRow] = []
-    for model, entry in models.items():
-        model = _model_name(model, file=name, where="top-level key")
-        entry = _object(entry, file=name, where=model)
-        scores = _object(entry.get("pass@1"), file=name, where=f"{model}.pass@1")
+    for model, entry, values in _pass_at_1(data, name, EVALPLUS_METRICS):
         extra = {
             "prompted": entry.get("prompted"),
             "size": entry.get("size"),
             "link": entry.get("link"),
             "open_data": entry.get("open-data"),
         }
-        for metric in EVALPLUS_METRICS:
-            if metric not in scores:
-                raise BenchmarkFormatError(name, f"missing {metric!r}", where=f"{model}.pass@1")
-            raw = scores[metric]
-            if raw is None:
-                continue
-            value = _number(raw, file=name, where=f"{model}.pass@1.{metric}", low=0, high=100)
-            out.append(ExternalScoreRow("evalplus", metric, model, value, dict(extra)))
+        for metric, value in values.items():
+            if value is not None:
+                out.append(ExternalScoreRow("evalplus", metric, model, value, dict(extra)))
     return out

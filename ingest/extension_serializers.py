@@ -113,9 +113,16 @@ class _OutcomeBase(serializers.Serializer[Any]):
 
 
 def _extension_vote(
-    d: dict[str, Any], top: dict[str, Any], bottom: dict[str, Any], **route: Any
+    d: dict[str, Any],
+    top: dict[str, Any],
+    bottom: dict[str, Any],
+    *,
+    answer: str,
+    code: dict[str, str] | None = None,
+    **route: Any,
 ) -> VoteIn:
-    """The vote of an extension route: what both routes read alike, plus ``route``'s own."""
+    """The vote of an extension route: what both routes read alike, plus ``route``'s own.
+    Its code: the top item's context, each item's ``answer`` field, and ``code``."""
     return VoteIn(
         pair_id=d["pairId"],
         user_id=d["userId"],
@@ -126,6 +133,14 @@ def _extension_vote(
         latency_a_ms=_latency_ms(top),
         latency_b_ms=_latency_ms(bottom),
         client_version=d["version"],
+        code=CodeIn(
+            prefix=top["prefix"],
+            suffix=top["suffix"],
+            completion_a=top[answer],
+            completion_b=bottom[answer],
+            repo_url=d["repoUrl"] or "",
+            **(code or {}),
+        ),
         **route,
     )
 
@@ -156,13 +171,7 @@ class CompletionOutcomeSerializer(_OutcomeBase):
             file_type=d["fileType"],
             prefix_chars=_chars(top, "prefix", "prefix_length"),
             suffix_chars=_chars(top, "suffix", "suffix_length"),
-            code=CodeIn(
-                prefix=top["prefix"],
-                suffix=top["suffix"],
-                completion_a=top["completion"],
-                completion_b=bottom["completion"],
-                repo_url=d["repoUrl"] or "",
-            ),
+            answer="completion",
         )
 
 
@@ -196,15 +205,8 @@ class EditOutcomeSerializer(_OutcomeBase):
             file_type=d["fileType"] or top.get("language", ""),
             prefix_chars=len(top["prefix"]) or None,
             suffix_chars=len(top["suffix"]) or None,
-            code=CodeIn(
-                prefix=top["prefix"],
-                suffix=top["suffix"],
-                completion_a=top["response"],
-                completion_b=bottom["response"],
-                code_to_edit=top["codeToEdit"],
-                user_input=top["userInput"],
-                repo_url=d["repoUrl"] or "",
-            ),
+            answer="response",
+            code={"code_to_edit": top["codeToEdit"], "user_input": top["userInput"]},
         )
 
 

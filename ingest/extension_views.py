@@ -7,6 +7,9 @@ held out of the board (ingest/binding.py: not a pair this server served) says so
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import BasePermission
@@ -34,6 +37,12 @@ from .views import ERRORS, VoteView
 from .votes import CompletionIn
 
 SUCCESS = inline_serializer("ExtensionSuccess", {"status": serializers.CharField()})
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _extension_put(request: type[serializers.Serializer[Any]], summary: str) -> Callable[[_F], _F]:
+    """The schema of an extension route: its body, and the extension's success or our errors."""
+    return extend_schema(request=request, responses={200: SUCCESS, **ERRORS}, summary=summary)
 
 
 class _OutcomeView(VoteView):
@@ -53,21 +62,13 @@ class _OutcomeView(VoteView):
         return Response(body)
 
 
-@extend_schema(
-    request=CompletionOutcomeSerializer,
-    responses={200: SUCCESS, **ERRORS},
-    summary="Extension: a completion battle's vote",
-)
+@_extension_put(CompletionOutcomeSerializer, "Extension: a completion battle's vote")
 class CompletionOutcomeView(_OutcomeView):
     serializer_class = CompletionOutcomeSerializer
     vote_route = "add_completion_outcome"
 
 
-@extend_schema(
-    request=EditOutcomeSerializer,
-    responses={200: SUCCESS, **ERRORS},
-    summary="Extension: an edit battle's vote",
-)
+@_extension_put(EditOutcomeSerializer, "Extension: an edit battle's vote")
 class EditOutcomeView(_OutcomeView):
     serializer_class = EditOutcomeSerializer
     vote_route = "add_edit_outcome"
@@ -76,11 +77,7 @@ class EditOutcomeView(_OutcomeView):
 class AddCompletionView(VoteView):
     throttle_classes = COMPLETION_LOG_THROTTLES
 
-    @extend_schema(
-        request=AddCompletionSerializer,
-        responses={200: SUCCESS, **ERRORS},
-        summary="Extension: a completion was shown",
-    )
+    @_extension_put(AddCompletionSerializer, "Extension: a completion was shown")
     def put(self, request: Request) -> Response:
         data = validator_for(AddCompletionSerializer).validate(request.data)
         created = record_completion(completion=AddCompletionSerializer.completion_from(data))
@@ -88,11 +85,7 @@ class AddCompletionView(VoteView):
 
 
 class SingleOutcomeView(VoteView):
-    @extend_schema(
-        request=SingleOutcomeSerializer,
-        responses={200: SUCCESS, **ERRORS},
-        summary="Extension: the only completion shown was accepted",
-    )
+    @_extension_put(SingleOutcomeSerializer, "Extension: the only completion shown was accepted")
     def put(self, request: Request) -> Response:
         d = validator_for(SingleOutcomeSerializer).validate(request.data)
         created = record_single_outcome(

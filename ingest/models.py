@@ -12,6 +12,18 @@ from django.utils import timezone
 from catalogue.models import ArenaModel
 from core.models import ApiClient
 
+# A battle's size and speed figures, stored on the row (imports and releases carry them).
+SIZE_FIELDS = (
+    "latency_a_ms",
+    "latency_b_ms",
+    "prefix_chars",
+    "suffix_chars",
+    "completion_a_chars",
+    "completion_b_chars",
+)
+# The code a Research battle keeps (`CodeContext`), without where it came from.
+CODE_FIELDS = ("prefix", "suffix", "completion_a", "completion_b", "code_to_edit", "user_input")
+
 
 class Privacy(models.TextChoices):
     PRIVATE = "Private"
@@ -135,15 +147,7 @@ class CodeContext(models.Model):
     user_input = models.TextField(blank=True)
     repo_url = models.CharField(max_length=2048, blank=True)
 
-    FIELDS = (
-        "prefix",
-        "suffix",
-        "completion_a",
-        "completion_b",
-        "code_to_edit",
-        "user_input",
-        "repo_url",
-    )
+    FIELDS = (*CODE_FIELDS, "repo_url")
 
     def __str__(self) -> str:
         return f"code of battle {self.battle_id}"

@@ -7,9 +7,9 @@ from dataclasses import asdict
 from typing import Any
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from core.locks import single_flight
+from core.task_retry import DB_RETRY
 
 from .relabel import relabel_stale_battles
 from .triggers import recompute_task
@@ -18,12 +18,7 @@ log = logging.getLogger(__name__)
 RELABEL_LOCK_SECONDS = 6 * 3600
 
 
-@shared_task(
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=5,
-)
+@shared_task(**DB_RETRY, retry_backoff_max=300, max_retries=5)
 def relabel_battles(chunk_size: int = 500, recompute: bool = True) -> dict[str, Any] | None:
     """Relabel battles whose labeler_version is stale (see ingest.relabel), in chunks.
 

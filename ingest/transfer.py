@@ -34,7 +34,7 @@ from catalogue.selectors import resolve_model_key
 from catalogue.services import add_models
 from core.errors import flatten_errors
 
-from .models import Battle, BattleSource, CodeContext
+from .models import CODE_FIELDS, SIZE_FIELDS, Battle, BattleSource, CodeContext
 from .serializers import OUTCOME_NAMES, BattleSerializer
 from .services import BatchRejected, record_battles
 from .votes import VoteIn
@@ -53,20 +53,10 @@ NATIVE_COLUMNS = (
     "kind",
     "privacy",
     "file_type",
-    "latency_a_ms",
-    "latency_b_ms",
-    "prefix_chars",
-    "suffix_chars",
-    "completion_a_chars",
-    "completion_b_chars",
+    *SIZE_FIELDS,
     "client_version",
     "source",
-    "prefix",
-    "suffix",
-    "completion_a",
-    "completion_b",
-    "code_to_edit",
-    "user_input",
+    *CODE_FIELDS,
 )
 
 

@@ -3,6 +3,7 @@ it on /data/, delete it with its files. Every step is in the audit log."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from django import forms
@@ -60,15 +61,9 @@ class NewReleaseForm(forms.ModelForm[DatasetRelease]):
 
 
 def _options(release: DatasetRelease, version: str = "") -> services.ReleaseOptions:
-    return services.ReleaseOptions(
-        min_age_days=release.min_age_days,
-        license=release.license,
-        stable_ids=release.stable_ids,
-        include_simulated=release.include_simulated,
-        include_excluded=release.include_excluded,
-        on_secret=release.on_secret,
-        version=version,
-    )
+    # Every option but the version is a field of the release, under the same name.
+    names = [f.name for f in fields(services.ReleaseOptions) if f.name != "version"]
+    return services.ReleaseOptions(**{n: getattr(release, n) for n in names}, version=version)
 
 
 def _queue_build(release: DatasetRelease) -> None:

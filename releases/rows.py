@@ -17,10 +17,10 @@ from typing import Any
 
 from django.conf import settings
 
-from ingest.models import Outcome, Privacy
+from ingest.models import CODE_FIELDS, Outcome, Privacy
 
 from . import secret_scan
-from .columns import CODE_FIELDS, MEASURES
+from .columns import MEASURES
 
 WINNER = {
     Outcome.A: "model_a",

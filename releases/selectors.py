@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from catalogue.models import ArenaModel, Visibility
 from catalogue.selectors import merge_targets
-from ingest.models import Battle, BattleSource
+from ingest.models import CODE_FIELDS, Battle, BattleSource
 
 from .columns import MEASURES
 from .models import DatasetRelease
@@ -37,7 +37,6 @@ BATTLE_FIELDS = (
     "received_at",
     "excluded",
 )
-CODE_FIELDS = ("prefix", "suffix", "completion_a", "completion_b", "code_to_edit", "user_input")
 
 
 def release_keys() -> dict[int, str]:
