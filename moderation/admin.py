@@ -3,7 +3,6 @@ reports (exclude their battles, or dismiss them and release the votes they held)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -19,7 +18,7 @@ from django.utils.html import format_html
 
 from catalogue.models import ArenaModel, Visibility
 from core.admin_base import ReadOnlyAdmin
-from core.audit import reason_action
+from core.audit import Actor, reason_action
 from core.board_changes import BoardNoteAdmin
 from core.errors import ActionRefused
 from ingest.models import Battle
@@ -42,6 +41,14 @@ class _ModerationForm(forms.Form):
     )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=2000)
 
+    def apply(self, *, actor: Actor) -> int:
+        """Exclude or restore the battles the valid form names; how many changed state."""
+        raise NotImplementedError
+
+    @property
+    def restore(self) -> bool:
+        return bool(self.cleaned_data["mode"] == "restore")
+
 
 class UserModerationForm(_ModerationForm):
     user_hash = forms.RegexField(
@@ -50,10 +57,22 @@ class UserModerationForm(_ModerationForm):
         error_messages={"invalid": "A pseudonymised id is 64 hexadecimal characters."},
     )
 
+    def apply(self, *, actor: Actor) -> int:
+        d = self.cleaned_data
+        return exclude_user(
+            user_hash=d["user_hash"], reason=d["reason"], actor=actor, restore=self.restore
+        )
+
 
 class RangeModerationForm(_ModerationForm):
     start = forms.DateTimeField(help_text="UTC, e.g. 2026-11-01 00:00")
     end = forms.DateTimeField(help_text="UTC, exclusive")
+
+    def apply(self, *, actor: Actor) -> int:
+        d = self.cleaned_data
+        return exclude_time_range(
+            start=d["start"], end=d["end"], reason=d["reason"], actor=actor, restore=self.restore
+        )
 
 
 # The request attribute that lists hidden models in the "involves model" filter.
@@ -234,7 +253,6 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
         form_class: type[_ModerationForm],
         title: str,
         intro: str,
-        apply: Callable[[dict[str, Any]], int],
     ) -> HttpResponse:
         if not self.has_moderate_permission(request):
             raise PermissionDenied
@@ -242,7 +260,7 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
         form = form_class(request.POST or None, initial=request.GET.dict())
         if request.method == "POST" and form.is_valid():
             try:
-                n = apply(form.cleaned_data)
+                n = form.apply(actor=request.user)
             except ActionRefused as exc:
                 form.add_error(None, str(exc))
             else:
@@ -265,12 +283,6 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
             UserModerationForm,
             "Exclude or restore all battles of a user",
             "Users are known only by their pseudonymised id (shown on battles and anomaly reports).",
-            lambda d: exclude_user(
-                user_hash=d["user_hash"],
-                reason=d["reason"],
-                actor=request.user,
-                restore=d["mode"] == "restore",
-            ),
         )
 
     def moderate_range(self, request: HttpRequest) -> HttpResponse:
@@ -279,13 +291,6 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
             RangeModerationForm,
             "Exclude or restore all battles in a time range",
             "Every battle received in [start, end) changes state.",
-            lambda d: exclude_time_range(
-                start=d["start"],
-                end=d["end"],
-                reason=d["reason"],
-                actor=request.user,
-                restore=d["mode"] == "restore",
-            ),
         )
 
 
