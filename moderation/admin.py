@@ -3,18 +3,22 @@ reports (exclude their battles, or dismiss them and release the votes they held)
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from catalogue.models import ArenaModel, Visibility
 from core.admin_base import ReadOnlyAdmin
-from core.audit import reason_action
+from core.audit import Actor, reason_action
 from core.board_changes import BoardNoteAdmin
 from core.errors import ActionRefused
 from ingest.models import Battle
@@ -37,6 +41,14 @@ class _ModerationForm(forms.Form):
     )
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "cols": 60}), max_length=2000)
 
+    def apply(self, *, actor: Actor) -> int:
+        """Exclude or restore the battles the valid form names; how many changed state."""
+        raise NotImplementedError
+
+    @property
+    def restore(self) -> bool:
+        return bool(self.cleaned_data["mode"] == "restore")
+
 
 class UserModerationForm(_ModerationForm):
     user_hash = forms.RegexField(
@@ -45,12 +57,26 @@ class UserModerationForm(_ModerationForm):
         error_messages={"invalid": "A pseudonymised id is 64 hexadecimal characters."},
     )
 
+    def apply(self, *, actor: Actor) -> int:
+        d = self.cleaned_data
+        return exclude_user(
+            user_hash=d["user_hash"], reason=d["reason"], actor=actor, restore=self.restore
+        )
+
 
 class RangeModerationForm(_ModerationForm):
     start = forms.DateTimeField(help_text="UTC, e.g. 2026-11-01 00:00")
     end = forms.DateTimeField(help_text="UTC, exclusive")
 
+    def apply(self, *, actor: Actor) -> int:
+        d = self.cleaned_data
+        return exclude_time_range(
+            start=d["start"], end=d["end"], reason=d["reason"], actor=actor, restore=self.restore
+        )
 
+
+# The request attribute that lists hidden models in the "involves model" filter.
+_HIDDEN_MODELS = "hidden_models"
 # Above this many battles a bulk exclude/restore asks for the count typed out.
 CONFIRM_COUNT_OVER = 1000
 
@@ -61,13 +87,15 @@ class InvolvesModelFilter(admin.SimpleListFilter):
     title = "involves model"
     parameter_name = "involves"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
         shown = ArenaModel.objects.order_by("display_name")
-        if not getattr(request, "hidden_models", False):
+        if not getattr(request, _HIDDEN_MODELS, False):
             shown = shown.exclude(visibility=Visibility.HIDDEN)
         return [(str(m.pk), f"{m.display_name} ({m.key})") for m in shown]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Battle]) -> QuerySet[Battle]:
         value = self.value()
         if not value or not value.isdigit():
             return queryset
@@ -111,20 +139,22 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
     actions = ["exclude_battles", "restore_battles", "release_battles"]
     change_list_template = "admin/ingest/battle/change_list.html"
 
-    def lookup_allowed(self, lookup, value, request=None) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # Links from anomaly reports and the user column filter by these exact ids.
         return lookup in ("user_hash", "ip_hash") or super().lookup_allowed(lookup, value, request)
 
-    def get_changelist(self, request, **kwargs):
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         # ?hidden_models=1 lists hidden models in the "involves model" filter; it is not a
         # field lookup, so it must not reach the queryset.
-        request.hidden_models = request.GET.get("hidden_models") == "1"
-        request.GET = request.GET.copy()
-        request.GET.pop("hidden_models", None)
+        setattr(request, _HIDDEN_MODELS, request.GET.get("hidden_models") == "1")
+        query = request.GET.copy()
+        query.pop("hidden_models", None)
+        # The stubs type GET as immutable; the change list only reads it.
+        request.GET = query  # type: ignore[assignment]
         return super().get_changelist(request, **kwargs)
 
     @admin.display(description="user")
-    def user(self, obj) -> str:
+    def user(self, obj: Battle) -> str:
         """A short pseudonym: all of this user's battles, and excluding them."""
         if not obj.user_hash:
             return "(none)"
@@ -140,13 +170,15 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
             obj.user_hash,
         )
 
-    def has_moderate_permission(self, request) -> bool:
-        return request.user.has_perm("ingest.moderate_battle")
+    def has_moderate_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("ingest.moderate_battle"))
 
-    def _set(self, request, queryset, *, exclude: bool):
+    def _set(
+        self, request: HttpRequest, queryset: QuerySet[Battle], *, exclude: bool
+    ) -> TemplateResponse | None:
         verb = "Exclude" if exclude else "Restore"
 
-        def apply(qs, reason: str) -> int:
+        def apply(qs: QuerySet[Battle], reason: str) -> int:
             n = set_excluded(
                 battles=qs,
                 exclude=exclude,
@@ -169,18 +201,24 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
         )
 
     @admin.action(description="Exclude selected battles (with a reason)", permissions=["moderate"])
-    def exclude_battles(self, request, queryset):
+    def exclude_battles(
+        self, request: HttpRequest, queryset: QuerySet[Battle]
+    ) -> TemplateResponse | None:
         return self._set(request, queryset, exclude=True)
 
     @admin.action(description="Restore selected battles (with a reason)", permissions=["moderate"])
-    def restore_battles(self, request, queryset):
+    def restore_battles(
+        self, request: HttpRequest, queryset: QuerySet[Battle]
+    ) -> TemplateResponse | None:
         return self._set(request, queryset, exclude=False)
 
     @admin.action(
         description="Release selected held battles: count them again (with a reason)",
         permissions=["moderate"],
     )
-    def release_battles(self, request, queryset):
+    def release_battles(
+        self, request: HttpRequest, queryset: QuerySet[Battle]
+    ) -> TemplateResponse | None:
         return reason_action(
             self,
             request,
@@ -195,7 +233,7 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
             done="Released {n} held battle(s). They return to the board at the next recompute.",
         )
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         view = self.admin_site.admin_view
         return [
             path("moderate-user/", view(self.moderate_user), name="ingest_battle_moderate_user"),
@@ -203,18 +241,26 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         extra = {"can_moderate": self.has_moderate_permission(request)}
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
-    def _moderation_form(self, request, form_class, title, intro, apply):
+    def _moderation_form(
+        self,
+        request: HttpRequest,
+        form_class: type[_ModerationForm],
+        title: str,
+        intro: str,
+    ) -> HttpResponse:
         if not self.has_moderate_permission(request):
             raise PermissionDenied
         # A link (the battle list's user column) may fill the form in; only a POST acts.
         form = form_class(request.POST or None, initial=request.GET.dict())
         if request.method == "POST" and form.is_valid():
             try:
-                n = apply(form.cleaned_data)
+                n = form.apply(actor=request.user)
             except ActionRefused as exc:
                 form.add_error(None, str(exc))
             else:
@@ -231,38 +277,25 @@ class BattleAdmin(BoardNoteAdmin, ReadOnlyAdmin):
         }
         return TemplateResponse(request, "moderation/form.html", context)
 
-    def moderate_user(self, request):
+    def moderate_user(self, request: HttpRequest) -> HttpResponse:
         return self._moderation_form(
             request,
             UserModerationForm,
             "Exclude or restore all battles of a user",
             "Users are known only by their pseudonymised id (shown on battles and anomaly reports).",
-            lambda d: exclude_user(
-                user_hash=d["user_hash"],
-                reason=d["reason"],
-                actor=request.user,
-                restore=d["mode"] == "restore",
-            ),
         )
 
-    def moderate_range(self, request):
+    def moderate_range(self, request: HttpRequest) -> HttpResponse:
         return self._moderation_form(
             request,
             RangeModerationForm,
             "Exclude or restore all battles in a time range",
             "Every battle received in [start, end) changes state.",
-            lambda d: exclude_time_range(
-                start=d["start"],
-                end=d["end"],
-                reason=d["reason"],
-                actor=request.user,
-                restore=d["mode"] == "restore",
-            ),
         )
 
 
 @admin.register(AnomalyReport)
-class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
+class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin[AnomalyReport]):
     list_display = (
         "rule",
         "subject_kind",
@@ -279,26 +312,34 @@ class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
     readonly_fields = [f.name for f in AnomalyReport._meta.fields]
     actions = ["exclude_battles", "dismiss"]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: AnomalyReport | None = None) -> bool:
         return False
 
     @admin.display(description="subject")
-    def short_subject(self, obj) -> str:
+    def short_subject(self, obj: AnomalyReport) -> str:
         url = reverse("admin:ingest_battle_changelist")
         key = {"user": "user_hash", "ip": "ip_hash"}.get(obj.subject_kind, "pair_id")
         return format_html('<a href="{}?{}={}">{}…</a>', url, key, obj.subject, obj.subject[:16])
 
     @admin.display(description="figures")
-    def figures(self, obj) -> str:
+    def figures(self, obj: AnomalyReport) -> str:
         return ", ".join(f"{k}={v}" for k, v in obj.detail.items() if k != "window")
 
-    def _resolve(self, request, *, exclude: bool):
+    def _resolve(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[AnomalyReport],
+        *,
+        exclude: bool,
+        title: str,
+        done: str,
+    ) -> TemplateResponse | None:
         """Resolve the open reports among the selection; count battles (exclude) or reports."""
 
-        def apply(qs, reason):
+        def apply(qs: QuerySet[AnomalyReport], reason: str) -> int:
             total = 0
             for report in qs.filter(status=AnomalyReport.Status.OPEN):
                 changed = resolve_report(
@@ -309,16 +350,17 @@ class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
                 self.board_changed(request, what=f"excluded {total} reported battle(s)")
             return total
 
-        return apply
+        return reason_action(self, request, queryset, title=title, apply=apply, done=done)
 
     @admin.action(description="Exclude the battles of the selected reports", permissions=["change"])
-    def exclude_battles(self, request, queryset):
-        return reason_action(
-            self,
+    def exclude_battles(
+        self, request: HttpRequest, queryset: QuerySet[AnomalyReport]
+    ) -> TemplateResponse | None:
+        return self._resolve(
             request,
             queryset,
+            exclude=True,
             title="Exclude the battles of these reports",
-            apply=self._resolve(request, exclude=True),
             done="Excluded {n} battle(s).",
         )
 
@@ -326,12 +368,13 @@ class AnomalyReportAdmin(BoardNoteAdmin, admin.ModelAdmin):
         description="Dismiss the selected reports and release the votes they held",
         permissions=["change"],
     )
-    def dismiss(self, request, queryset):
-        return reason_action(
-            self,
+    def dismiss(
+        self, request: HttpRequest, queryset: QuerySet[AnomalyReport]
+    ) -> TemplateResponse | None:
+        return self._resolve(
             request,
             queryset,
+            exclude=False,
             title="Dismiss these reports and release the votes they held",
-            apply=self._resolve(request, exclude=False),
             done="Dismissed {n} report(s); their held votes count again at the next recompute.",
         )

@@ -15,14 +15,14 @@ from django.db import transaction
 from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
-from core.audit import record, require_reason
+from core.audit import Actor, record, require_reason
 from core.errors import ActionRefused
 from ingest.models import Battle, Hold
 
 from .models import AnomalyReport
 
 
-def _state(battles: QuerySet[Battle]) -> dict:
+def _state(battles: QuerySet[Battle]) -> dict[str, int]:
     total = battles.count()
     excluded = battles.filter(excluded=True).count()
     held = battles.exclude(hold="").count()
@@ -41,7 +41,7 @@ def _move(
     fields: dict[str, object],
     action: str,
     reason: str,
-    actor,
+    actor: Actor,
     target: str,
     record_none: bool = True,
 ) -> int:
@@ -64,7 +64,7 @@ def _move(
 
 
 def set_excluded(
-    *, battles: QuerySet[Battle], exclude: bool, reason: str, actor, target: str
+    *, battles: QuerySet[Battle], exclude: bool, reason: str, actor: Actor, target: str
 ) -> int:
     """Exclude (or restore) the battles of `battles`. Returns how many changed state.
 
@@ -81,7 +81,7 @@ def set_excluded(
                  actor=actor, target=target)  # fmt: skip
 
 
-def hold_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
+def hold_battles(*, battles: QuerySet[Battle], reason: str, actor: Actor, target: str) -> int:
     """Hold the counted battles of `battles` out of the board pending review."""
     reason = require_reason(reason)
     fields = {"excluded": True, "hold": Hold.QUARANTINE, "excluded_reason": f"held: {reason}"[:200]}
@@ -90,7 +90,7 @@ def hold_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) 
                  record_none=False)  # fmt: skip
 
 
-def release_battles(*, battles: QuerySet[Battle], reason: str, actor, target: str) -> int:
+def release_battles(*, battles: QuerySet[Battle], reason: str, actor: Actor, target: str) -> int:
     """Count the held battles of `battles` again (flagged or unverified alike)."""
     reason = require_reason(reason)
     fields = {"excluded": False, "hold": "", "excluded_reason": ""}
@@ -98,7 +98,7 @@ def release_battles(*, battles: QuerySet[Battle], reason: str, actor, target: st
                  action="release battles", reason=reason, actor=actor, target=target)  # fmt: skip
 
 
-def exclude_user(*, user_hash: str, reason: str, actor, restore: bool = False) -> int:
+def exclude_user(*, user_hash: str, reason: str, actor: Actor, restore: bool = False) -> int:
     if not Battle.objects.filter(user_hash=user_hash).exists():
         raise ActionRefused(f"No battles from pseudonymised user {user_hash!r}.")
     return set_excluded(
@@ -111,7 +111,7 @@ def exclude_user(*, user_hash: str, reason: str, actor, restore: bool = False) -
 
 
 def exclude_time_range(
-    *, start: datetime, end: datetime, reason: str, actor, restore: bool = False
+    *, start: datetime, end: datetime, reason: str, actor: Actor, restore: bool = False
 ) -> int:
     if end <= start:
         raise ActionRefused("The end of the range must be after its start.")
@@ -167,7 +167,7 @@ def hold_report(report: AnomalyReport) -> int:
     return changed
 
 
-def resolve_report(*, report: AnomalyReport, exclude: bool, reason: str, actor) -> int:
+def resolve_report(*, report: AnomalyReport, exclude: bool, reason: str, actor: Actor) -> int:
     """Exclude a report's battles (held ones included), or dismiss it and release the votes
     it held; either way close it. Returns the battles that changed state."""
     reason = require_reason(reason)
@@ -189,7 +189,7 @@ def resolve_report(*, report: AnomalyReport, exclude: bool, reason: str, actor) 
             )
             record(actor=actor, action="dismiss report", target=str(report), reason=reason)
         report.status = AnomalyReport.Status.EXCLUDED if exclude else AnomalyReport.Status.DISMISSED
-        report.resolved_by = actor if getattr(actor, "pk", None) else None
+        report.resolved_by_id = actor.pk if actor is not None and actor.pk else None
         report.resolved_at = timezone.now()
         report.resolution = reason
         report.held = 0

@@ -9,10 +9,13 @@ whether it is set in the web process.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
 from .fitting import fit_pair_distribution
 from .models import ModelProvider, PairDistribution, SamplingConfig
@@ -25,42 +28,31 @@ from .selectors import (
     slot_for,
 )
 
+# What a provider's row in the list and its form both show, in this order.
+_PROVIDER_COLUMNS = (
+    "model",
+    "kind",
+    "base_url",
+    "remote_model",
+    "api_key_env",
+    "key_status",
+    "timeout_seconds",
+    "max_concurrency",
+)
+
 
 @admin.register(ModelProvider)
-class ModelProviderAdmin(admin.ModelAdmin):
-    list_display = (
-        "model",
-        "kind",
-        "base_url",
-        "remote_model",
-        "api_key_env",
-        "key_status",
-        "timeout_seconds",
-        "max_concurrency",
-        "enabled",
-    )
+class ModelProviderAdmin(admin.ModelAdmin[ModelProvider]):
+    list_display = (*_PROVIDER_COLUMNS, "enabled")
     list_filter = ("kind", "enabled", "model__visibility")
     list_editable = ("enabled",)
     search_fields = ("model__key", "remote_model", "base_url")
     autocomplete_fields = ("model",)
     readonly_fields = ("key_status", "created_at", "updated_at")
-    fields = (
-        "model",
-        "kind",
-        "base_url",
-        "remote_model",
-        "api_key_env",
-        "key_status",
-        "timeout_seconds",
-        "max_concurrency",
-        "tags",
-        "enabled",
-        "created_at",
-        "updated_at",
-    )
+    fields = (*_PROVIDER_COLUMNS, "tags", "enabled", "created_at", "updated_at")
 
     @admin.display(description="API key")
-    def key_status(self, obj: ModelProvider) -> str:
+    def key_status(self, obj: ModelProvider | None) -> str:
         # Whether the variable is set in this (web) process -- never its value.
         if obj is None or not obj.api_key_env:
             return "none needed"
@@ -68,7 +60,7 @@ class ModelProviderAdmin(admin.ModelAdmin):
 
 
 @admin.register(SamplingConfig)
-class SamplingConfigAdmin(admin.ModelAdmin):
+class SamplingConfigAdmin(admin.ModelAdmin[SamplingConfig]):
     change_form_template = "admin/serving/samplingconfig/change_form.html"
     fields = (
         "tau_seconds",
@@ -79,18 +71,22 @@ class SamplingConfigAdmin(admin.ModelAdmin):
         "max_samples_per_model",
     )
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(
+        self, request: HttpRequest, obj: SamplingConfig | None = None
+    ) -> bool:
         return False
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponseRedirect:
         # One row: the list is just a detour to it.
         config = SamplingConfig.current()
         return redirect(reverse("admin:serving_samplingconfig_change", args=[config.pk]))
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         return [
             path(
                 "fit/",
@@ -100,7 +96,7 @@ class SamplingConfigAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
-    def fit_view(self, request):
+    def fit_view(self, request: HttpRequest) -> HttpResponseRedirect:
         if request.method != "POST" or not self.has_change_permission(request):
             raise PermissionDenied
         row = fit_pair_distribution()
@@ -113,7 +109,13 @@ class SamplingConfigAdmin(admin.ModelAdmin):
             reverse("admin:serving_samplingconfig_change", args=[SamplingConfig.current().pk])
         )
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         config = SamplingConfig.current()
         dist = latest_distribution()
         providers = served_providers()
@@ -139,7 +141,7 @@ class SamplingConfigAdmin(admin.ModelAdmin):
 
 
 @admin.register(PairDistribution)
-class PairDistributionAdmin(admin.ModelAdmin):
+class PairDistributionAdmin(admin.ModelAdmin[PairDistribution]):
     list_display = (
         "id",
         "computed_at",
@@ -153,10 +155,12 @@ class PairDistributionAdmin(admin.ModelAdmin):
     )
     readonly_fields = [f.name for f in PairDistribution._meta.fields]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(
+        self, request: HttpRequest, obj: PairDistribution | None = None
+    ) -> bool:
         return False
 
     @admin.display(description="models")

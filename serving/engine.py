@@ -97,6 +97,17 @@ PromptFor = Callable[[Slot], tuple[Prompt, Generation]]
 PickSubstitute = Callable[[Slot, frozenset[int]], Slot | None]
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How one pair is settled: `Engine.serve_pair`'s keyword arguments, for the loop."""
+
+    prompt_for: PromptFor
+    pick_substitute: PickSubstitute
+    budget_s: float
+    min_substitute_s: float
+    max_substitutes: int
+
+
 class _Shards:
     """A provider's HTTP clients, each kept to about ``SHARD_CONNECTIONS`` connections.
 
@@ -162,9 +173,6 @@ class Engine:
             shards = self._shards[provider.provider_id] = _Shards(self._tls)
         return shards
 
-    def _call(self, coro, timeout: float):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
-
     def _semaphore(self, provider: ProviderConfig) -> asyncio.Semaphore:
         known = self._limits.get(provider.provider_id)
         if known is None or known[0] != provider.max_concurrency:
@@ -210,23 +218,16 @@ class Engine:
             attempt.latency_s = loop.time() - start
         return attempt
 
-    async def _serve(
-        self,
-        first: tuple[Slot, Slot],
-        prompt_for: PromptFor,
-        pick_substitute: PickSubstitute,
-        budget_s: float,
-        min_substitute_s: float,
-        max_substitutes: int,
-    ) -> PairOutcome:
+    async def _serve(self, first: tuple[Slot, Slot], plan: _Plan) -> PairOutcome:
+        prompt_for = plan.prompt_for
         loop = asyncio.get_running_loop()
         start = loop.time()
-        deadline = start + budget_s
+        deadline = start + plan.budget_s
         current = list(first)
         outcome = PairOutcome(sides=[None, None], attempts=[])
         failed: set[int] = set()
         substitutes = 0
-        pending: dict[asyncio.Task, int] = {
+        pending: dict[asyncio.Task[Attempt], int] = {
             asyncio.ensure_future(self._attempt(slot, pos, prompt_for, deadline)): pos
             for pos, slot in enumerate(first)
         }
@@ -243,8 +244,11 @@ class Engine:
                     failed.add(attempt.slot.model_id)
                     partner = current[1 - pos]
                     substitute = None
-                    if substitutes < max_substitutes and deadline - loop.time() >= min_substitute_s:
-                        substitute = pick_substitute(
+                    if (
+                        substitutes < plan.max_substitutes
+                        and deadline - loop.time() >= plan.min_substitute_s
+                    ):
+                        substitute = plan.pick_substitute(
                             partner, frozenset(failed | {partner.model_id})
                         )
                     if substitute is None:
@@ -276,12 +280,8 @@ class Engine:
         max_substitutes: int,
     ) -> PairOutcome:
         """Settle one pair (see module docstring); blocks the calling (non-loop) thread."""
-        future = asyncio.run_coroutine_threadsafe(
-            self._serve(
-                first, prompt_for, pick_substitute, budget_s, min_substitute_s, max_substitutes
-            ),
-            self.loop,
-        )
+        plan = _Plan(prompt_for, pick_substitute, budget_s, min_substitute_s, max_substitutes)
+        future = asyncio.run_coroutine_threadsafe(self._serve(first, plan), self.loop)
         try:
             return future.result(budget_s + _GRACE)
         except concurrent.futures.TimeoutError:
@@ -295,7 +295,7 @@ class Engine:
                     await client.aclose()
 
         with contextlib.suppress(Exception):
-            self._call(close_clients(), 5.0)
+            asyncio.run_coroutine_threadsafe(close_clients(), self.loop).result(5.0)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5.0)
 

@@ -13,8 +13,7 @@ class ServingError(ApplicationError):
 
 
 class PairUnavailable(ServingError):
-    status = 503
-    code = "pair_unavailable"
+    """Fewer than two models can be drawn (the base's status and code)."""
 
 
 class ProviderFailed(ServingError):

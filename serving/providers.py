@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import httpx
 
@@ -91,7 +91,7 @@ class Usage:
     cost: float | None = None
 
 
-def _usage(data: Any) -> Usage:
+def _usage(data: object) -> Usage:
     usage = data.get("usage") if isinstance(data, dict) else None
     if not isinstance(usage, dict):
         return Usage()
@@ -108,11 +108,25 @@ def _usage(data: Any) -> Usage:
     )
 
 
+class RequestBody(TypedDict):
+    """The JSON a provider is sent (see the table in the module docstring)."""
+
+    model: str
+    max_tokens: int
+    temperature: float
+    top_p: float
+    stream: bool
+    messages: NotRequired[list[dict[str, str]]]
+    prompt: NotRequired[str]
+    suffix: NotRequired[str]
+    stop: NotRequired[list[str]]
+
+
 class ProviderError(Exception):
     """A call that gave no usable text. ``reason``: timeout, busy, no_key, connect, http,
     bad_response. ``detail`` is safe to log and to show (no body, URL secret or key)."""
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
@@ -122,10 +136,10 @@ class ProviderError(Exception):
 class _Kind:
     route: str
     chat: bool
-    text_path: tuple[Any, ...] = field(default=())
+    text_path: tuple[str | int, ...] = field(default=())
 
-    def body(self, config: ProviderConfig, prompt: Prompt, gen: Generation) -> dict:
-        body: dict[str, Any] = {
+    def body(self, config: ProviderConfig, prompt: Prompt, gen: Generation) -> RequestBody:
+        body: RequestBody = {
             "model": config.remote_model,
             "max_tokens": gen.max_tokens,
             "temperature": gen.temperature,
@@ -169,7 +183,7 @@ def endpoint(config: ProviderConfig) -> str:
     return config.base_url.rstrip("/") + KINDS[config.kind].route
 
 
-def request_body(config: ProviderConfig, prompt: Prompt, gen: Generation) -> dict:
+def request_body(config: ProviderConfig, prompt: Prompt, gen: Generation) -> RequestBody:
     return KINDS[config.kind].body(config, prompt, gen)
 
 

@@ -13,5 +13,5 @@ from .selectors import clear_serving_state
 @receiver([post_save, post_delete], sender=SamplingConfig)
 @receiver([post_save, post_delete], sender=PairDistribution)
 @receiver([post_save, post_delete], sender=ArenaModel)
-def _serving_inputs_changed(**_kwargs) -> None:
+def _serving_inputs_changed(**_kwargs: object) -> None:
     clear_serving_state()

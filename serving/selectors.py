@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 from django.db.models import F, Window
@@ -26,6 +26,7 @@ from analysis.latency import (
     DEFAULT_PRIOR,
     LogNormalFit,
     LogNormalPrior,
+    PairLatency,
     experienced_latency_mean,
     experienced_latency_quantiles,
     model_shares,
@@ -291,18 +292,82 @@ def recent_latencies(
 # --- What the admin shows --------------------------------------------------------------
 
 
+class ModelRow(TypedDict):
+    """One model in the admin's sampling table."""
+
+    key: str
+    n: int
+    mu: float
+    sigma: float
+    median_s: float
+    battles: float  # fraction of battles this model takes part in (the column sums to 2)
+    battles_pct: float
+    vs_uniform: float
+
+
+class PairRow(TypedDict):
+    """One pair in the admin's sampling table."""
+
+    a: str
+    b: str
+    p: float
+    vs_uniform: float
+    expected_s: float
+    median_s: float
+
+
 @dataclass(frozen=True)
 class SamplingTable:
     """Pair probabilities and waits for a set of models under one (tau, floor)."""
 
-    models: list[dict]
-    pairs: list[dict]
+    models: list[ModelRow]
+    pairs: list[PairRow]
     median_wait_s: float
     uniform_median_wait_s: float
     p90_wait_s: float
     uniform_p90_wait_s: float
     mean_wait_s: float
     uniform_mean_wait_s: float
+
+
+def _pair_rows(keys: list[str], probs: np.ndarray, lat: PairLatency) -> list[PairRow]:
+    """Every pair, the likeliest first."""
+    k = len(keys)
+    share_uniform = 1.0 / (k * (k - 1) / 2)
+    pairs = [
+        PairRow(
+            a=keys[i],
+            b=keys[j],
+            p=float(probs[i, j]),
+            vs_uniform=float(probs[i, j] / share_uniform),
+            expected_s=float(lat.expected[i, j]),
+            median_s=float(lat.median[i, j]),
+        )
+        for i in range(k)
+        for j in range(i + 1, k)
+    ]
+    pairs.sort(key=lambda p: -p["p"])
+    return pairs
+
+
+def _model_rows(
+    keys: list[str], fits: tuple[LogNormalFit, ...] | list[LogNormalFit], probs: np.ndarray
+) -> list[ModelRow]:
+    k = len(keys)
+    shares = model_shares(probs)
+    return [
+        ModelRow(
+            key=keys[i],
+            n=fits[i].n,
+            mu=fits[i].mu,
+            sigma=fits[i].sigma,
+            median_s=fits[i].median,
+            battles=float(shares[i]),
+            battles_pct=100.0 * float(shares[i]),
+            vs_uniform=float(shares[i] / (2.0 / k)),
+        )
+        for i in range(k)
+    ]
 
 
 def sampling_table(
@@ -328,39 +393,9 @@ def sampling_table(
     uniform = pair_distribution(lat.expected, tau=math.inf, floor=floor)
     med, p90 = experienced_latency_quantiles(fits, probs, [0.5, 0.9])
     umed, up90 = experienced_latency_quantiles(fits, uniform, [0.5, 0.9])
-    k = len(keys)
-    share_uniform = 1.0 / (k * (k - 1) / 2)
-    pairs: list[dict[str, Any]] = [
-        {
-            "a": keys[i],
-            "b": keys[j],
-            "p": float(probs[i, j]),
-            "vs_uniform": float(probs[i, j] / share_uniform),
-            "expected_s": float(lat.expected[i, j]),
-            "median_s": float(lat.median[i, j]),
-        }
-        for i in range(k)
-        for j in range(i + 1, k)
-    ]
-    pairs.sort(key=lambda p: -float(p["p"]))
-    shares = model_shares(probs)
-    models = [
-        {
-            "key": keys[i],
-            "n": fits[i].n,
-            "mu": fits[i].mu,
-            "sigma": fits[i].sigma,
-            "median_s": fits[i].median,
-            # Fraction of battles this model takes part in (the column sums to 2).
-            "battles": float(shares[i]),
-            "battles_pct": 100.0 * float(shares[i]),
-            "vs_uniform": float(shares[i] / (2.0 / k)),
-        }
-        for i in range(k)
-    ]
     return SamplingTable(
-        models=models,
-        pairs=pairs,
+        models=_model_rows(keys, fits, probs),
+        pairs=_pair_rows(keys, probs, lat),
         median_wait_s=float(med),
         uniform_median_wait_s=float(umed),
         p90_wait_s=float(p90),

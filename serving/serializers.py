@@ -9,6 +9,8 @@ the whole file and the server trims it to the token budget.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from rest_framework import serializers
 
@@ -18,12 +20,27 @@ from ingest.models import Privacy
 from .services import MAX_EDIT_TOKENS, EditPairRequest, PairRequest, edit_too_long
 
 
-def _context_field(**kwargs) -> CodeTextField:
+def _context_field(**kwargs: Any) -> CodeTextField:
     # Code: never trimmed of whitespace, may be empty, NULs dropped.
     return CodeTextField(**kwargs)
 
 
-class _PairBase(serializers.Serializer):
+class _Common(TypedDict):
+    """The request fields every pair request has (see `PairRequest`)."""
+
+    pair_id: str
+    user_id: str
+    prefix: str
+    suffix: str
+    privacy: str
+    model_tags: frozenset[str]
+
+
+# Validated data: this module's serializers', or the fast validator's with the same fields.
+Validated = Mapping[str, Any]
+
+
+class _PairBase(serializers.Serializer[Any]):
     pairId = serializers.CharField(max_length=128, required=False)
     userId = serializers.CharField(max_length=256)
     prefix = _context_field()
@@ -34,7 +51,7 @@ class _PairBase(serializers.Serializer):
     )
 
     @staticmethod
-    def _common(d: dict) -> dict:
+    def _common(d: Validated) -> _Common:
         return {
             "pair_id": d.get("pairId") or str(uuid.uuid4()),
             "user_id": d["userId"],
@@ -55,7 +72,7 @@ class CreatePairSerializer(_PairBase):
     maxLines = StrictIntegerField(required=False, min_value=1, max_value=10_000, default=5)
 
     @classmethod
-    def request_from(cls, d: dict) -> PairRequest:
+    def request_from(cls, d: Validated) -> PairRequest:
         """The request from validated data (this serializer's, or the fast validator's)."""
         return PairRequest(
             **cls._common(d),
@@ -83,7 +100,7 @@ class CreateEditPairSerializer(_PairBase):
         return value
 
     @classmethod
-    def request_from(cls, d: dict) -> EditPairRequest:
+    def request_from(cls, d: Validated) -> EditPairRequest:
         """The request from validated data (this serializer's, or the fast validator's)."""
         return EditPairRequest(
             **cls._common(d),

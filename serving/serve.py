@@ -183,26 +183,8 @@ def draw(state: ServingState, *, chat_only: bool, tags: frozenset[str]) -> np.nd
     )
 
 
-def settle(
-    outcome: PairOutcome,
-    *,
-    pair_id: str,
-    user_id: str,
-    privacy: str,
-    file_type: str,
-    shown: dict[str, tuple[str, str]],
-    probability: float | None = None,
-) -> tuple[Attempt, Attempt]:
-    """Log every call of the pair, then raise its failure or return its (top, bottom) sides."""
-    log_calls(
-        outcome,
-        pair_id=pair_id,
-        user_id=user_id,
-        privacy=privacy,
-        file_type=file_type,
-        shown=shown,
-        probability=probability,
-    )
+def shown_sides(outcome: PairOutcome) -> tuple[Attempt, Attempt]:
+    """The pair's (top, bottom) sides; raises its failure when it has none to show."""
     if not outcome.ok:
         raise failure(outcome)
     top, bottom = outcome.sides

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 from django.conf import settings
@@ -35,7 +36,7 @@ from .engine import Attempt
 from .prompts import clean_completion, clean_edit, completion_prompt, edit_prompt, prompt_text
 from .providers import Generation, Prompt
 from .selectors import serving_state
-from .serve import draw, pair_probability, serve, settle
+from .serve import draw, log_calls, pair_probability, serve, shown_sides
 
 # Edits: the original server's sampling settings (its constants TEMPERATURE and TOP_P).
 EDIT_TEMPERATURE = 0.3
@@ -80,11 +81,54 @@ def _timestamp() -> int:
     return int(time.time())
 
 
+class ItemFields(TypedDict):
+    """The fields of a shown side that both routes' items carry, as the extension names them."""
+
+    userId: str
+    timestamp: int
+    prompt: str
+    model: str
+    pairIndex: int
+    latency: float
+    prefix: str
+    suffix: str
+    privacy: str
+
+
+class CompletionItem(ItemFields):
+    completionId: str
+    pairCompletionId: str
+    completion: str
+
+
+class CompletionPair(TypedDict):
+    """`/create_pair`'s answer."""
+
+    pairId: str
+    completionItems: list[CompletionItem]
+
+
+class EditItem(ItemFields):
+    responseId: str
+    pairResponseId: str
+    response: str
+    language: str
+    codeToEdit: str
+    userInput: str
+
+
+class EditPair(TypedDict):
+    """`/create_edit_pair`'s answer."""
+
+    pairId: str
+    responseItems: list[EditItem]
+
+
 @dataclass(frozen=True)
 class _Side:
     """One shown side: the item fields both routes share, its id, its partner's, its text."""
 
-    fields: dict
+    fields: ItemFields
     id: str
     partner_id: str
     text: str
@@ -122,7 +166,7 @@ def _serve(
             assert side is not None and side.raw is not None
             chat = side.slot.provider.is_chat
             shown[side.completion_id] = (prompt_text(prompts[chat]), clean(side.raw, chat))
-    top, bottom = settle(
+    log_calls(
         outcome,
         pair_id=request.pair_id,
         user_id=request.user_id,
@@ -131,11 +175,12 @@ def _serve(
         shown=shown,
         probability=pair_probability(state, probs, outcome),
     )
+    top, bottom = shown_sides(outcome)
     stamp = _timestamp()
 
     def shown_side(attempt: Attempt, partner: Attempt) -> _Side:
         prompt, text = shown[attempt.completion_id]
-        fields = {
+        fields: ItemFields = {
             "userId": request.user_id,
             "timestamp": stamp,
             "prompt": prompt,
@@ -151,7 +196,7 @@ def _serve(
     return shown_side(top, bottom), shown_side(bottom, top)
 
 
-def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None) -> dict:
+def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None) -> CompletionPair:
     """Serve one completion pair; returns ``{"pairId", "completionItems": [top, bottom]}``."""
     prefix, suffix = trim_context(request.prefix, request.suffix)
     # Built here, not on the engine's loop thread: that thread does I/O for every request.
@@ -175,7 +220,7 @@ def create_pair(*, request: PairRequest, rng: np.random.Generator | None = None)
         file_type="",
         rng=rng,
     )
-    items = [
+    items: list[CompletionItem] = [
         {**s.fields, "completionId": s.id, "pairCompletionId": s.partner_id, "completion": s.text}
         for s in sides
     ]
@@ -186,7 +231,9 @@ def edit_too_long(code_to_edit: str) -> bool:
     return estimate_tokens(code_to_edit) > MAX_EDIT_TOKENS
 
 
-def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | None = None) -> dict:
+def create_edit_pair(
+    *, request: EditPairRequest, rng: np.random.Generator | None = None
+) -> EditPair:
     """Serve one edit pair (chat models only); ``{"pairId", "responseItems": [top, bottom]}``."""
     prefix, suffix = trim_context(request.prefix, request.suffix)
     prompt = edit_prompt(
@@ -211,7 +258,7 @@ def create_edit_pair(*, request: EditPairRequest, rng: np.random.Generator | Non
         file_type=request.language,
         rng=rng,
     )
-    items = [
+    items: list[EditItem] = [
         {
             **s.fields,
             "responseId": s.id,

@@ -103,7 +103,9 @@ class _PairView(APIView):
     throttle_classes = PAIR_THROTTLES
     kind = "pair"  # the `kind` label of arena_pairs_total
 
-    def finalize_response(self, request, response, *args, **kwargs):
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
         if response.status_code < 400:
             result = "ok"
@@ -120,7 +122,7 @@ class CreatePairView(_PairView):
         responses={200: PAIR_RESPONSE, **ERRORS},
         summary="Extension: two completions from two models, top/bottom randomised",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = validator_for(CreatePairSerializer).validate(request.data)
         return Response(services.create_pair(request=CreatePairSerializer.request_from(data)))
 
@@ -133,7 +135,7 @@ class CreateEditPairView(_PairView):
         responses={200: EDIT_RESPONSE, **ERRORS},
         summary="Extension: two rewrites of the selection from two chat models",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = validator_for(CreateEditPairSerializer).validate(request.data)
         pair = CreateEditPairSerializer.request_from(data)
         return Response(services.create_edit_pair(request=pair))

@@ -5,6 +5,7 @@ set and when no user of that name exists; nothing is printed of the password.
 """
 
 import os
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -15,7 +16,7 @@ from moderation.roles import ensure_groups
 class Command(BaseCommand):
     help = "Create the Moderators and Catalogue admins groups, and a superuser from ARENA_ADMIN_* variables."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         for name, group in ensure_groups().items():
             self.stdout.write(f"Group '{name}': {group.permissions.count()} permissions.")
         username = os.environ.get("ARENA_ADMIN_USERNAME")
