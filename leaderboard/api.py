@@ -9,13 +9,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping, Sequence
 
 from django.core.cache import cache
 from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core import hotcache
@@ -54,24 +59,27 @@ CSV_FIELDS = (
 )
 
 
-def _board_csv(data: dict) -> str:
+def _board_csv(rows: Sequence[Mapping[str, object]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for row in data["models"]:
+    for row in rows:
         writer.writerow(safe_dict(row))
     return out.getvalue()
 
 
-def _with_ignored(data: dict, sid: int, view: str) -> dict | None:
-    """The overall board's rows with each model's ignored pairs; under `view=ignored` the
-    rating, interval and rank of the variant that counts them as both bad (plain kept)."""
+def _with_ignored(
+    data: selectors.Board, sid: int, view: str
+) -> tuple[Mapping[str, object], list[dict[str, object]]] | None:
+    """The overall board's snapshot and rows with each model's ignored pairs; under
+    `view=ignored` the rating, interval and rank of the variant that counts them as both bad
+    (plain kept)."""
     summary = ignored_summary(snapshot_id=sid)
-    models = [
+    models: list[dict[str, object]] = [
         {**r, "ignored_pairs": summary.model(r["model"]) if summary is not None else None}
         for r in data["models"]
     ]
-    snapshot = data["snapshot"]
+    snapshot: Mapping[str, object] = data["snapshot"]
     if view == "ignored":
         variant = ignored_board(snapshot_id=sid)
         if variant is None:
@@ -86,23 +94,28 @@ def _with_ignored(data: dict, sid: int, view: str) -> dict | None:
                 "intervals for independent votes)"
             ),
         }
-    return {**data, "snapshot": snapshot, "models": models}
+    return snapshot, models
 
 
 def _render(key: str, sid: int, category: str, fmt: str, view: str = "plain") -> str | None:
-    body = cache.get(key)
+    body: str | None = cache.get(key)
     if body is None:
         data = selectors.board(category=category, snapshot_id=sid)
         if data is None:
             return None
+        snapshot: Mapping[str, object] = data["snapshot"]
+        models: Sequence[Mapping[str, object]] = data["models"]
         if category == "overall":
-            data = _with_ignored(data, sid, view)
-            if data is None:
+            extended = _with_ignored(data, sid, view)
+            if extended is None:
                 return None
+            snapshot, models = extended
         if fmt == "csv":
-            body = _board_csv(data)
+            body = _board_csv(models)
         else:
-            body = json.dumps({k: data[k] for k in ("snapshot", "category", "models")})
+            body = json.dumps(
+                {"snapshot": snapshot, "category": data["category"], "models": models}
+            )
         cache.set(key, body, selectors.BOARD_TTL)
     return body
 
@@ -114,11 +127,13 @@ class CachedReadView(APIView):
     and 304 answers (http_cache.py), after the throttle.
     """
 
-    authentication_classes: list = []
-    permission_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes: list[type[BasePermission]] = []
     throttle_classes = READ_THROTTLES
 
-    def perform_content_negotiation(self, request, force=False):
+    def perform_content_negotiation(
+        self, request: Request, force: bool = False
+    ) -> tuple[BaseRenderer, str]:
         # Bodies are pre-rendered and cached; `?format=csv` is ours, not DRF's renderer switch.
         return (SafeJSONRenderer(), "application/json")
 
@@ -149,7 +164,7 @@ class LeaderboardAPI(CachedReadView):
         },
     )
     @method_decorator(public_read)
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
         view = request.query_params.get("view", "plain")
@@ -182,10 +197,10 @@ class CategoriesAPI(CachedReadView):
         summary="The slices of the published board", responses={200: OpenApiTypes.OBJECT}
     )
     @method_decorator(public_read)
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         sid = selectors.published_snapshot_id()
         key = f"lb:response:{sid}:categories"
-        body = cache.get(key)
+        body: str | None = cache.get(key)
         if body is None:
             body = json.dumps(
                 {
@@ -210,7 +225,7 @@ class SlicesAPI(CachedReadView):
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
     )
     @method_decorator(public_read)
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         dimension = request.query_params.get("dimension", DEFAULT_DIMENSION)
         if dimension not in DIMENSIONS:
             raise NotFound(f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}.")

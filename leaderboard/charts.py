@@ -11,6 +11,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from .selectors import ModelSlice
+
 LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 40, "b": 60},
     "template": "plotly_white",
@@ -166,7 +168,7 @@ def opponents_chart(opponents: list[dict], name: str) -> dict:
     return _as_dict(fig)
 
 
-def slices_chart(slices: list[dict], name: str) -> dict:
+def slices_chart(slices: list[ModelSlice], name: str) -> dict:
     """Horizontal: one labelled row per slice, so long labels never overlap or rotate."""
     fig = go.Figure(
         go.Scatter(

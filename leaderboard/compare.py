@@ -69,6 +69,8 @@ def head_to_head(*, a: str, b: str) -> dict | None:
         "observed": score / n if n else None,
         "observed_lower": lower if n else None,
         "observed_upper": upper if n else None,
-        "predicted": predicted_win_rate(rating_a=ra["rating"], rating_b=rb["rating"]),
+        "predicted": None
+        if ra["rating"] is None or rb["rating"] is None
+        else predicted_win_rate(rating_a=ra["rating"], rating_b=rb["rating"]),
         "has_latency": any(r.get("latency_p50_ms") is not None for r in (ra, rb)),
     }

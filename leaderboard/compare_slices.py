@@ -78,7 +78,10 @@ def _predicted(*, dimension: str, value: str, a: str, b: str, snapshot_id: int) 
     rows = {m["model"]: m for m in data["models"]}
     if a not in rows or b not in rows:
         return None
-    return predicted_win_rate(rating_a=rows[a]["rating"], rating_b=rows[b]["rating"])
+    rating_a, rating_b = rows[a]["rating"], rows[b]["rating"]
+    if rating_a is None or rating_b is None:
+        return None
+    return predicted_win_rate(rating_a=rating_a, rating_b=rating_b)
 
 
 def per_slice(*, a: str, b: str) -> list[dict]:
