@@ -30,7 +30,7 @@ def predicted_win_rate(*, rating_a: float, rating_b: float) -> float:
     return win_probability(rating_a, rating_b)
 
 
-def head_to_head(*, a: str, b: str) -> dict | None:
+def head_to_head(*, a: str, b: str) -> dict[str, object] | None:
     """Battles, observed score with a 95% Wilson interval and predicted win rate of a over b.
 
     None when either model is not on the published overall board.

@@ -84,7 +84,7 @@ def _predicted(*, dimension: str, value: str, a: str, b: str, snapshot_id: int) 
     return predicted_win_rate(rating_a=rating_a, rating_b=rating_b)
 
 
-def per_slice(*, a: str, b: str) -> list[dict]:
+def per_slice(*, a: str, b: str) -> list[dict[str, object]]:
     """Per dimension: the values with enough battles between a and b (record, observed win
     rate of a with its 95% Wilson interval, predicted rate from the value's board) and how
     many values had fewer. Empty while nothing is published."""
@@ -105,9 +105,10 @@ def per_slice(*, a: str, b: str) -> list[dict]:
             cell[0] += wins
             cell[1] += losses
             cell[2] += ties
-    out = []
+    out: list[dict[str, object]] = []
     for dimension in COMPARE_DIMENSIONS:
-        shown, fewer = [], 0
+        shown: list[dict[str, object]] = []
+        fewer = 0
         by_value = totals[dimension]
         for value in sorted(by_value, key=partial(value_order, dimension)):
             wins, losses, ties = by_value[value]
