@@ -18,7 +18,7 @@ import math
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -75,7 +75,7 @@ def _matrix(m: np.ndarray) -> list[list[float | None]]:
     ]
 
 
-def _counts_json(counts: GroupedCounts) -> dict:
+def _counts_json(counts: GroupedCounts) -> dict[str, list[str] | list[int]]:
     return {
         "models": list(counts.models),
         **{f: np.asarray(getattr(counts, f)).tolist() for f in GROUPED_FIELDS},
@@ -94,11 +94,83 @@ def public_models() -> dict[int, str]:
     return dict(ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("id", "key"))
 
 
+# Wraps the list of slices to fit (for a progress bar).
+Progress = Callable[[list[SliceJob]], Iterable[SliceJob]]
+
+
+def _slice_jobs(
+    cells: BattleCells, config: RatingConfig, keys: dict[int, str]
+) -> tuple[list[tuple[str, str, str]], list[SliceJob]]:
+    """(key, dimension, value) of every slice with enough battles, and its fitting job."""
+    jobs: list[tuple[str, str, str]] = []
+    slice_jobs: list[SliceJob] = []
+    for dim in DIMENSIONS:
+        for value in cells.values(dim):
+            mask = cells.mask(dim, value)
+            if int(cells.count[mask].sum()) >= config.slice_min_battles:
+                key = f"{dim}:{value}"
+                jobs.append((key, dim, str(value)))
+                counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
+                slice_jobs.append(SliceJob(key, counts, config.slice_rounds))
+    return jobs, slice_jobs
+
+
+def _fit_overall(
+    cells: BattleCells,
+    config: RatingConfig,
+    keys: dict[int, str],
+    fit_settings: FitSettings,
+    shown_keys: list[str],
+    *,
+    refit: bool,
+) -> SliceResult:
+    overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
+    adjusted = (
+        fit_board(overall, settings=fit_settings, rounds=config.rounds, position_bias=True)
+        if overall.total
+        else None
+    )
+    clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
+    # Many users: grouped already where they are read (fewer rows from PostgreSQL).
+    many = cells.users > settings.ARENA_MAX_USER_CLUSTERS
+    groups = settings.ARENA_MAX_USER_CLUSTERS if many else None
+    rated = (
+        overall_counts(
+            overall,
+            keys,
+            weights=config.weights,
+            clustered=bool(clustered),
+            user_groups=groups,
+            influence=Influence.of(config),
+        )
+        if overall.total
+        else WeightedCounts(overall, "none")
+    )
+    board = fit_board(
+        rated.counts,
+        settings=fit_settings,
+        rounds=config.rounds,
+        robustness_places=ROBUSTNESS_PLACES,
+        users=cells.users if many and clustered else None,
+    )
+    controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)
+    return SliceResult(
+        OVERALL,
+        OVERALL,
+        "",
+        board,
+        adjusted=adjusted,
+        counts=overall,
+        controlled=controlled,
+        weights_label=rated.label,
+    )
+
+
 def fit_slices(
     cells: BattleCells,
     config: RatingConfig,
     keys: dict[int, str],
-    progress: Callable[[list], Iterable] = lambda jobs: jobs,
+    progress: Progress = lambda jobs: jobs,
     *,
     shown: Collection[str] | None = None,
     refit: bool = True,
@@ -118,61 +190,11 @@ def fit_slices(
         shown=tuple(shown_keys),
         max_clusters=settings.ARENA_MAX_USER_CLUSTERS,
     )
-    jobs: list[tuple[str, str, str]] = []
-    slice_jobs: list[SliceJob] = []
-    for dim in DIMENSIONS:
-        for value in cells.values(dim):
-            mask = cells.mask(dim, value)
-            if int(cells.count[mask].sum()) >= config.slice_min_battles:
-                key = f"{dim}:{value}"
-                jobs.append((key, dim, str(value)))
-                counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
-                slice_jobs.append(SliceJob(key, counts, config.slice_rounds))
+    jobs, slice_jobs = _slice_jobs(cells, config, keys)
     results: list[SliceResult] = []
 
     def fit_overall() -> None:
-        overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
-        adjusted = (
-            fit_board(overall, settings=fit_settings, rounds=config.rounds, position_bias=True)
-            if overall.total
-            else None
-        )
-        clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
-        # Many users: grouped already where they are read (fewer rows from PostgreSQL).
-        many = cells.users > settings.ARENA_MAX_USER_CLUSTERS
-        groups = settings.ARENA_MAX_USER_CLUSTERS if many else None
-        rated = (
-            overall_counts(
-                overall,
-                keys,
-                weights=config.weights,
-                clustered=bool(clustered),
-                user_groups=groups,
-                influence=Influence.of(config),
-            )
-            if overall.total
-            else WeightedCounts(overall, "none")
-        )
-        board = fit_board(
-            rated.counts,
-            settings=fit_settings,
-            rounds=config.rounds,
-            robustness_places=ROBUSTNESS_PLACES,
-            users=cells.users if many and clustered else None,
-        )
-        controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)
-        results.append(
-            SliceResult(
-                OVERALL,
-                OVERALL,
-                "",
-                board,
-                adjusted=adjusted,
-                counts=overall,
-                controlled=controlled,
-                weights_label=rated.label,
-            )
-        )
+        results.append(_fit_overall(cells, config, keys, fit_settings, shown_keys, refit=refit))
 
     if fanout.enabled():
         boards, fitted_by = fanout.fit_shared(
@@ -400,7 +422,7 @@ def prune_snapshots(*, keep_all_days: int) -> int:
     old = list(
         Snapshot.objects.filter(computed_at__lt=cutoff).values_list("id", "computed_at", "status")
     )
-    last_of_day: dict = {}
+    last_of_day: dict[date, int] = {}
     for sid, at, status in old:
         if status == Snapshot.Status.PUBLISHED and sid > last_of_day.get(at.date(), 0):
             last_of_day[at.date()] = sid
@@ -414,7 +436,7 @@ def prune_snapshots(*, keep_all_days: int) -> int:
 def recompute(
     *,
     trigger: str = "manual",
-    progress: Callable[[list], Iterable] = lambda jobs: jobs,
+    progress: Progress = lambda jobs: jobs,
     full: bool = False,
 ) -> Snapshot:
     """Recompute every slice and publish the snapshot. On failure, record it and re-raise.
