@@ -229,6 +229,26 @@ def controlled_board(
     return board
 
 
+def _positions(
+    overall: GroupedCounts, keys: dict[int, str], *columns: tuple[int, ...]
+) -> list[np.ndarray]:
+    """Columns of model ids as indices into `overall` (merges applied; -1 for a model not
+    on it)."""
+    target = merge_targets()
+    position = {pk: overall.models.index(k) for pk, k in keys.items() if k in overall.models}
+    return [
+        np.array([position.get(target.get(pk, pk), -1) for pk in ids], dtype=np.int64)
+        for ids in columns
+    ]
+
+
+def _engine_outcomes(stored: tuple[int, ...]) -> np.ndarray:
+    outcome_map = np.zeros(max(_OUTCOMES) + 1, dtype=np.int64)
+    for ours, engine in _OUTCOMES.items():
+        outcome_map[ours] = engine
+    return outcome_map[np.array(stored, dtype=np.int64)]
+
+
 @dataclass(frozen=True)
 class _Covariates:
     """The fit's covariate columns per kept battle, which of them enter it, and how many
@@ -296,20 +316,11 @@ def _fit(
     if not rows:
         return None
     cols: list[tuple[Any, ...]] = list(zip(*rows, strict=True))
-    target = merge_targets()
-    position = {pk: overall.models.index(k) for pk, k in keys.items() if k in overall.models}
-
-    def index(ids: tuple[int, ...]) -> np.ndarray:
-        return np.array([position.get(target.get(pk, pk), -1) for pk in ids], dtype=np.int64)
-
-    a, b = index(cols[0]), index(cols[1])
+    a, b = _positions(overall, keys, cols[0], cols[1])
     keep = (a >= 0) & (b >= 0) & (a != b)
     if not keep.any():
         return None
-    outcome_map = np.zeros(max(_OUTCOMES) + 1, dtype=np.int64)
-    for ours, engine in _OUTCOMES.items():
-        outcome_map[ours] = engine
-    outcome = outcome_map[np.array(cols[2], dtype=np.int64)][keep]
+    outcome = _engine_outcomes(cols[2])[keep]
     cov = _covariates(cols, keep)
     every = cov.features + (cov.extra if cov.context_known >= MIN_KNOWN else [])
     cc = group_contextual(

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analysis.contextual import ContextualFit
 from analysis.grouping import GroupedCounts
 from analysis.leaderboard import Leaderboard
 from analysis.ranks import intervals_apart, rank_ub
@@ -262,7 +263,7 @@ def _rows_for(
         order = np.array([controlled.models.index(m) for m in board.models], dtype=np.int64)
         lo, hi = controlled.lower[order], controlled.upper[order]
         controlled_rank = public_ranks(lo, hi, shown & np.isfinite(lo) & np.isfinite(hi))
-    rows = []
+    rows: list[SnapshotRow] = []
     for i, model_id in enumerate(model_ids.tolist()):
         rank = int(ranks[i]) if shown[i] else None
         base_row = overall.get(model_id) if result.key != OVERALL else None
@@ -287,24 +288,43 @@ def _rows_for(
             avg_win_rate=_num(board.avg_win_rate[i]),
             status=board.status[i],
         )
-        served = latency.get(model_id)
-        if served is not None:
-            row.latency_p50_ms = served.p50_ms
-            row.latency_p90_ms = served.p90_ms
-            row.latency_samples = served.samples
-        if adjusted is not None:
-            j = adjusted.models.index(board.models[i])
-            row.adjusted_rating = _num(adjusted.rating[j])
-            row.adjusted_ci_lower = _num(adjusted.ci_lower[j])
-            row.adjusted_ci_upper = _num(adjusted.ci_upper[j])
-        if controlled is not None:
-            c = controlled.models.index(board.models[i])
-            row.controlled_rating = _num(controlled.rating[c])
-            row.controlled_ci_lower = _num(controlled.lower[c])
-            row.controlled_ci_upper = _num(controlled.upper[c])
-            row.controlled_rank = int(controlled_rank[i]) or None
+        _add_variants(
+            row,
+            board.models[i],
+            served=latency.get(model_id),
+            adjusted=adjusted,
+            controlled=controlled,
+            controlled_rank=int(controlled_rank[i]),
+        )
         rows.append(row)
     return rows
+
+
+def _add_variants(
+    row: SnapshotRow,
+    model: str,
+    *,
+    served: Latency | None,
+    adjusted: Leaderboard | None,
+    controlled: ContextualFit | None,
+    controlled_rank: int,
+) -> None:
+    """The row's served latency and its position-adjusted and controlled lines, where known."""
+    if served is not None:
+        row.latency_p50_ms = served.p50_ms
+        row.latency_p90_ms = served.p90_ms
+        row.latency_samples = served.samples
+    if adjusted is not None:
+        j = adjusted.models.index(model)
+        row.adjusted_rating = _num(adjusted.rating[j])
+        row.adjusted_ci_lower = _num(adjusted.ci_lower[j])
+        row.adjusted_ci_upper = _num(adjusted.ci_upper[j])
+    if controlled is not None:
+        c = controlled.models.index(model)
+        row.controlled_rating = _num(controlled.rating[c])
+        row.controlled_ci_lower = _num(controlled.lower[c])
+        row.controlled_ci_upper = _num(controlled.upper[c])
+        row.controlled_rank = controlled_rank or None
 
 
 def _intervals_label(results: list[SliceResult], cells: BattleCells) -> str:
@@ -337,6 +357,62 @@ def mark_dead_runs(*, except_id: int | None = None) -> int:
     return rows.update(status=Snapshot.Status.FAILED, error=DIED)
 
 
+def _snapshot_fields(
+    results: list[SliceResult],
+    cells: BattleCells,
+    config: RatingConfig,
+    trigger: str,
+    timings: dict[str, float],
+) -> dict[str, object]:
+    return {
+        "status": Snapshot.Status.PUBLISHED,
+        "computed_at": timezone.now(),
+        "trigger": trigger,
+        "method": config.method,
+        "intervals": _intervals_label(results, cells),
+        "weights": config.weights,
+        "weights_label": next((r.weights_label for r in results if r.key == OVERALL), "")[:200],
+        "rounds": config.rounds if config.method == "bootstrap" else 0,
+        "seed": config.seed,
+        "anchor": config.anchor.key if config.anchor is not None else "",
+        "anchor_value": config.anchor_value,
+        "battles": cells.battles,
+        "users": cells.users,
+        "simulated_battles": cells.simulated,
+        "userless_battles": cells.userless,
+        "held_battles": held_battles(),
+        "aggregate_seconds": timings["aggregate"],
+        "fit_seconds": timings["fit"],
+        "duration_seconds": time.perf_counter() - timings["started"],
+    }
+
+
+def _create_slice(snapshot: Snapshot, result: SliceResult) -> SnapshotSlice:
+    board = result.board
+    top = board.top_slot or (result.adjusted.top_slot if result.adjusted else None)
+    return SnapshotSlice.objects.create(
+        snapshot=snapshot,
+        key=result.key,
+        dimension=result.dimension,
+        value=result.value,
+        battles=int(board.total_battles),
+        models_order=list(board.models),
+        matrices={
+            "win_fraction": _matrix(board.win_fraction),
+            "battle_count": _matrix(board.battle_count),
+            "predicted_win_rate": _matrix(board.predicted_win_rate),
+        },
+        counts=_counts_json(result.counts) if result.counts is not None else None,
+        top_slot_p=_num(top.p) if top else None,
+        top_slot_lower=_num(top.lower) if top else None,
+        top_slot_upper=_num(top.upper) if top else None,
+        scale_label=board.scale_label[:300],
+        anchor_applied=bool(board.anchor_applied),
+        robustness=[r.to_dict() for r in board.robustness],
+        controlled=result.controlled.to_json() if result.controlled else None,
+    )
+
+
 def publish(
     *,
     results: list[SliceResult],
@@ -353,27 +429,7 @@ def publish(
     public_ids = set(public_models() if public_ids is None else public_ids)
     latency = served_latency()  # read before the transaction: it writes nothing
     with transaction.atomic():
-        fields = {
-            "status": Snapshot.Status.PUBLISHED,
-            "computed_at": timezone.now(),
-            "trigger": trigger,
-            "method": config.method,
-            "intervals": _intervals_label(results, cells),
-            "weights": config.weights,
-            "weights_label": next((r.weights_label for r in results if r.key == OVERALL), "")[:200],
-            "rounds": config.rounds if config.method == "bootstrap" else 0,
-            "seed": config.seed,
-            "anchor": config.anchor.key if config.anchor is not None else "",
-            "anchor_value": config.anchor_value,
-            "battles": cells.battles,
-            "users": cells.users,
-            "simulated_battles": cells.simulated,
-            "userless_battles": cells.userless,
-            "held_battles": held_battles(),
-            "aggregate_seconds": timings["aggregate"],
-            "fit_seconds": timings["fit"],
-            "duration_seconds": time.perf_counter() - timings["started"],
-        }
+        fields = _snapshot_fields(results, cells, config, trigger, timings)
         if snapshot is None:
             snapshot = Snapshot.objects.create(**fields)
         else:
@@ -383,29 +439,7 @@ def publish(
         overall: dict[int, SnapshotRow] = {}
         all_rows: list[SnapshotRow] = []
         for result in results:
-            board = result.board
-            top = board.top_slot or (result.adjusted.top_slot if result.adjusted else None)
-            slice_ = SnapshotSlice.objects.create(
-                snapshot=snapshot,
-                key=result.key,
-                dimension=result.dimension,
-                value=result.value,
-                battles=int(board.total_battles),
-                models_order=list(board.models),
-                matrices={
-                    "win_fraction": _matrix(board.win_fraction),
-                    "battle_count": _matrix(board.battle_count),
-                    "predicted_win_rate": _matrix(board.predicted_win_rate),
-                },
-                counts=_counts_json(result.counts) if result.counts is not None else None,
-                top_slot_p=_num(top.p) if top else None,
-                top_slot_lower=_num(top.lower) if top else None,
-                top_slot_upper=_num(top.upper) if top else None,
-                scale_label=board.scale_label[:300],
-                anchor_applied=bool(board.anchor_applied),
-                robustness=[r.to_dict() for r in board.robustness],
-                controlled=result.controlled.to_json() if result.controlled else None,
-            )
+            slice_ = _create_slice(snapshot, result)
             rows = _rows_for(result, ids, public_ids, overall, latency)
             if result.key == OVERALL:
                 overall = {r.model_id: r for r in rows if r.rank is not None}
