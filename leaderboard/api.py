@@ -31,8 +31,7 @@ from core.throttles import READ_THROTTLES
 from . import selectors
 from .aggregation import DIMENSIONS
 from .http_cache import public_read
-from .ignored_board import ignored_board, ignored_rows
-from .ignored_pairs import ignored_summary
+from .page_selectors import api_board_rows
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 CSV_FIELDS = (
@@ -68,35 +67,6 @@ def _board_csv(rows: Sequence[Mapping[str, object]]) -> str:
     return out.getvalue()
 
 
-def _with_ignored(
-    data: selectors.Board, sid: int, view: str
-) -> tuple[Mapping[str, object], list[dict[str, object]]] | None:
-    """The overall board's snapshot and rows with each model's ignored pairs; under
-    `view=ignored` the rating, interval and rank of the variant that counts them as both bad
-    (plain kept)."""
-    summary = ignored_summary(snapshot_id=sid)
-    models: list[dict[str, object]] = [
-        {**r, "ignored_pairs": summary.model(r["model"]) if summary is not None else None}
-        for r in data["models"]
-    ]
-    snapshot: Mapping[str, object] = data["snapshot"]
-    if view == "ignored":
-        variant = ignored_board(snapshot_id=sid)
-        if variant is None:
-            return None
-        models = ignored_rows(models, variant)
-        snapshot = {
-            **snapshot,
-            "view": "ignored",
-            "view_label": (
-                f"ignored pairs counted as both bad ({variant.ignored:,} pairs shown and not "
-                f"voted on within {variant.window_minutes} minutes, added as ties; closed-form "
-                "intervals for independent votes)"
-            ),
-        }
-    return snapshot, models
-
-
 def _render(key: str, sid: int, category: str, fmt: str, view: str = "plain") -> str | None:
     body: str | None = cache.get(key)
     if body is None:
@@ -106,7 +76,7 @@ def _render(key: str, sid: int, category: str, fmt: str, view: str = "plain") ->
         snapshot: Mapping[str, object] = data["snapshot"]
         models: Sequence[Mapping[str, object]] = data["models"]
         if category == "overall":
-            extended = _with_ignored(data, sid, view)
+            extended = api_board_rows(data=data, snapshot_id=sid, view=view)
             if extended is None:
                 return None
             snapshot, models = extended

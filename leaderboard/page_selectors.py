@@ -1,5 +1,6 @@
-"""Reads behind the public pages: which board a page shows and its rows, a model page's parts,
-and the compare page's result. The views only add charts and render."""
+"""Reads behind the public pages and the read API: which board a page shows and its rows, a
+model page's parts, the compare page's result, the API's overall rows with ignored pairs. The
+views only add charts and render."""
 
 from __future__ import annotations
 
@@ -177,3 +178,32 @@ def compare_page(*, a: str, b: str) -> tuple[dict[str, object], int]:
             context["result"] = compare.head_to_head(a=a, b=b)
             context["slices"] = compare_slices.per_slice(a=a, b=b)
     return context, status
+
+
+def api_board_rows(
+    *, data: selectors.Board, snapshot_id: int, view: str
+) -> tuple[Mapping[str, object], list[dict[str, object]]] | None:
+    """The overall board's snapshot and rows with each model's ignored pairs; under
+    `view=ignored` the rating, interval and rank of the variant that counts them as both bad
+    (plain kept)."""
+    summary = ignored_summary(snapshot_id=snapshot_id)
+    models: list[dict[str, object]] = [
+        {**r, "ignored_pairs": summary.model(r["model"]) if summary is not None else None}
+        for r in data["models"]
+    ]
+    snapshot: Mapping[str, object] = data["snapshot"]
+    if view == "ignored":
+        variant = ignored_board(snapshot_id=snapshot_id)
+        if variant is None:
+            return None
+        models = ignored_rows(models, variant)
+        snapshot = {
+            **snapshot,
+            "view": "ignored",
+            "view_label": (
+                f"ignored pairs counted as both bad ({variant.ignored:,} pairs shown and not "
+                f"voted on within {variant.window_minutes} minutes, added as ties; closed-form "
+                "intervals for independent votes)"
+            ),
+        }
+    return snapshot, models
