@@ -5,9 +5,10 @@ from __future__ import annotations
 from celery.result import EagerResult
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.dateparse import parse_datetime
 
 from core.admin_base import ReadOnlyAdmin
@@ -17,7 +18,7 @@ from .models import RatingConfig, Snapshot
 
 
 @admin.register(RatingConfig)
-class RatingConfigAdmin(AuditedAdmin):
+class RatingConfigAdmin(AuditedAdmin[RatingConfig]):
     list_display = (
         "__str__",
         "method",
@@ -29,13 +30,15 @@ class RatingConfigAdmin(AuditedAdmin):
         "updated_at",
     )
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return not RatingConfig.objects.exists() and super().has_add_permission(request)
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: RatingConfig | None = None) -> bool:
         return False
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, object] | None = None
+    ) -> HttpResponseRedirect:
         config = RatingConfig.current()
         return redirect(reverse("admin:leaderboard_ratingconfig_change", args=[config.pk]))
 
@@ -59,10 +62,10 @@ class SnapshotAdmin(ReadOnlyAdmin):
     change_list_template = "admin/leaderboard/snapshot/change_list.html"
 
     @admin.display(description="error")
-    def error_short(self, obj) -> str:
+    def error_short(self, obj: Snapshot) -> str:
         return obj.error[:80]
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         return [
             path(
                 "recompute/",
@@ -72,7 +75,9 @@ class SnapshotAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, object] | None = None
+    ) -> HttpResponse:
         from .tasks import true_status
 
         extra = {
@@ -82,7 +87,7 @@ class SnapshotAdmin(ReadOnlyAdmin):
         }
         return super().changelist_view(request, {**(extra_context or {}), **extra})
 
-    def recompute_view(self, request):
+    def recompute_view(self, request: HttpRequest) -> HttpResponse:
         from .board_changes import expected_seconds
         from .tasks import recompute_leaderboard, set_status, true_status
 
@@ -107,7 +112,7 @@ class SnapshotAdmin(ReadOnlyAdmin):
                 )
             return redirect(reverse("admin:leaderboard_snapshot_recompute"))
         status = true_status()
-        at = parse_datetime(status["at"]) if status and status.get("at") else None
+        at = parse_datetime(str(status["at"])) if status and status.get("at") else None
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

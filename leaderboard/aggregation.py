@@ -9,10 +9,12 @@ embedded demo) one GROUP BY over the battles.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from django.db import connection
+from numpy.typing import ArrayLike
 
 from analysis.grouping import OUTCOME_A, OUTCOME_B, OUTCOME_TIE, GroupedCounts
 from catalogue.selectors import merge_targets
@@ -62,7 +64,7 @@ class BattleCells:
 
     def mask(self, dimension: str, value: str | None = None) -> np.ndarray:
         """The cells of one slice (`dimension`, `value`), or of the overall board (ALL)."""
-        mask = self.dimension == dimension
+        mask: np.ndarray = self.dimension == dimension
         return mask if value is None else mask & (self.value == value)
 
     def grouped(
@@ -126,7 +128,7 @@ def cells_from_combinations(
     )
 
 
-def _engine_outcomes(stored: tuple | np.ndarray) -> np.ndarray:
+def _engine_outcomes(stored: ArrayLike) -> np.ndarray:
     """Stored outcome codes as the engine's (both-bad counts as a tie)."""
     outcome_map = np.zeros(max(_ENGINE_OUTCOME) + 1, dtype=np.int64)
     for ours, engine in _ENGINE_OUTCOME.items():
@@ -144,7 +146,8 @@ def _lookup(mapping: dict[int, int], ids: np.ndarray, *, default: int | None = N
     table = np.arange(size, dtype=np.int64) if default is None else np.full(size, default)
     if mapping:
         table[np.fromiter(mapping, dtype=np.int64)] = np.fromiter(mapping.values(), dtype=np.int64)
-    return table[ids]
+    looked_up: np.ndarray = table[ids]
+    return looked_up
 
 
 def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +160,7 @@ def _merged(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def on_board(
-    overall: GroupedCounts, keys: dict[int, str], model_a, model_b
+    overall: GroupedCounts, keys: dict[int, str], model_a: ArrayLike, model_b: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Stored model ids as indices into `overall` (merges applied; -1 for a model not on
     it, e.g. under the vote minimum), and which rows to keep: both on it, and not a battle
@@ -168,9 +171,9 @@ def on_board(
     return ia, ib, (ia >= 0) & (ib >= 0) & (ia != ib)
 
 
-def user_indices(users) -> np.ndarray:
+def user_indices(keys: ArrayLike) -> np.ndarray:
     """User keys (or hashes) as dense indices 0..n-1, in key order."""
-    users = np.asarray(users)
+    users = np.asarray(keys)
     if users.dtype.kind in "iu" and len(users) and users.min() >= 0 and users.max() < len(users):
         # small integer keys (the 4,096 user groups over ~1M rows): ranks without a sort
         present = np.zeros(int(users.max()) + 1, dtype=np.int64)
@@ -219,7 +222,7 @@ def _scan_battles() -> BattleCells:
     )
 
 
-def _on_boards(rows: list[tuple]) -> int:
+def _on_boards(rows: Sequence[tuple[int, ...]]) -> int:
     """Battles of rows (A, B, ..., count) that are on some board: after merges, not between
     two keys of one model (the basis of BattleCells.battles)."""
     a, b = _merged(
@@ -278,7 +281,7 @@ def overall_by_user(
     many groups by their key already in SQL (on PostgreSQL; the fit groups the rest).
     Battles without a user are independent votes (GroupedCounts.independent_user).
     """
-    cols: list | tuple
+    cols: Sequence[ArrayLike]
     userless: object = ""
     if incremental.enabled():
         # users as integers (DayUserCell.user_key), or their groups; as arrays
@@ -324,7 +327,9 @@ def with_userless_apart(
     return counts.independent_user(int(userless_index[0]), groups=groups)
 
 
-def _userless_out_of_groups(cols: tuple[np.ndarray, ...], groups: int, key: int) -> tuple:
+def _userless_out_of_groups(
+    cols: tuple[np.ndarray, ...], groups: int, key: int
+) -> tuple[np.ndarray, ...]:
     """The fixed groups' rows with the user-less battles taken out of their group (the one
     of their key) and added as the rows of a group of their own, numbered `groups`."""
     cells = incremental.read_userless_cells()

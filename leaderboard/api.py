@@ -9,13 +9,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping, Sequence
 
 from django.core.cache import cache
 from django.http import HttpResponse
 from django.utils.decorators import method_decorator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from core import hotcache
@@ -26,8 +31,7 @@ from core.throttles import READ_THROTTLES
 from . import selectors
 from .aggregation import DIMENSIONS
 from .http_cache import public_read
-from .ignored_board import ignored_board, ignored_rows
-from .ignored_pairs import ignored_summary
+from .page_selectors import api_board_rows
 from .slice_selectors import DEFAULT_DIMENSION, slice_analysis
 
 CSV_FIELDS = (
@@ -54,55 +58,34 @@ CSV_FIELDS = (
 )
 
 
-def _board_csv(data: dict) -> str:
+def _board_csv(rows: Sequence[Mapping[str, object]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for row in data["models"]:
+    for row in rows:
         writer.writerow(safe_dict(row))
     return out.getvalue()
 
 
-def _with_ignored(data: dict, sid: int, view: str) -> dict | None:
-    """The overall board's rows with each model's ignored pairs; under `view=ignored` the
-    rating, interval and rank of the variant that counts them as both bad (plain kept)."""
-    summary = ignored_summary(snapshot_id=sid)
-    models = [
-        {**r, "ignored_pairs": summary.model(r["model"]) if summary is not None else None}
-        for r in data["models"]
-    ]
-    snapshot = data["snapshot"]
-    if view == "ignored":
-        variant = ignored_board(snapshot_id=sid)
-        if variant is None:
-            return None
-        models = ignored_rows(models, variant)
-        snapshot = {
-            **snapshot,
-            "view": "ignored",
-            "view_label": (
-                f"ignored pairs counted as both bad ({variant.ignored:,} pairs shown and not "
-                f"voted on within {variant.window_minutes} minutes, added as ties; closed-form "
-                "intervals for independent votes)"
-            ),
-        }
-    return {**data, "snapshot": snapshot, "models": models}
-
-
 def _render(key: str, sid: int, category: str, fmt: str, view: str = "plain") -> str | None:
-    body = cache.get(key)
+    body: str | None = cache.get(key)
     if body is None:
         data = selectors.board(category=category, snapshot_id=sid)
         if data is None:
             return None
+        snapshot: Mapping[str, object] = data["snapshot"]
+        models: Sequence[Mapping[str, object]] = data["models"]
         if category == "overall":
-            data = _with_ignored(data, sid, view)
-            if data is None:
+            extended = api_board_rows(data=data, snapshot_id=sid, view=view)
+            if extended is None:
                 return None
+            snapshot, models = extended
         if fmt == "csv":
-            body = _board_csv(data)
+            body = _board_csv(models)
         else:
-            body = json.dumps({k: data[k] for k in ("snapshot", "category", "models")})
+            body = json.dumps(
+                {"snapshot": snapshot, "category": data["category"], "models": models}
+            )
         cache.set(key, body, selectors.BOARD_TTL)
     return body
 
@@ -114,11 +97,13 @@ class CachedReadView(APIView):
     and 304 answers (http_cache.py), after the throttle.
     """
 
-    authentication_classes: list = []
-    permission_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes: list[type[BasePermission]] = []
     throttle_classes = READ_THROTTLES
 
-    def perform_content_negotiation(self, request, force=False):
+    def perform_content_negotiation(
+        self, request: Request, force: bool = False
+    ) -> tuple[BaseRenderer, str]:
         # Bodies are pre-rendered and cached; `?format=csv` is ours, not DRF's renderer switch.
         return (SafeJSONRenderer(), "application/json")
 
@@ -149,7 +134,7 @@ class LeaderboardAPI(CachedReadView):
         },
     )
     @method_decorator(public_read)
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         category = request.query_params.get("category", "overall")
         fmt = request.query_params.get("format", "json")
         view = request.query_params.get("view", "plain")
@@ -182,10 +167,10 @@ class CategoriesAPI(CachedReadView):
         summary="The slices of the published board", responses={200: OpenApiTypes.OBJECT}
     )
     @method_decorator(public_read)
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         sid = selectors.published_snapshot_id()
         key = f"lb:response:{sid}:categories"
-        body = cache.get(key)
+        body: str | None = cache.get(key)
         if body is None:
             body = json.dumps(
                 {
@@ -210,7 +195,7 @@ class SlicesAPI(CachedReadView):
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
     )
     @method_decorator(public_read)
-    def get(self, request):
+    def get(self, request: Request) -> HttpResponse:
         dimension = request.query_params.get("dimension", DEFAULT_DIMENSION)
         if dimension not in DIMENSIONS:
             raise NotFound(f"Unknown dimension '{dimension}'; one of: {', '.join(DIMENSIONS)}.")

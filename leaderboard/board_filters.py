@@ -7,14 +7,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar, cast
 from urllib.parse import urlencode
 
 MAX_QUERY = 100
+Row = TypeVar("Row", bound=Mapping[str, object])
+SortKey = str | float  # a column's value, None where unknown
 
 
-def openness(row: Mapping[str, Any]) -> str:
+def openness(row: Mapping[str, object]) -> str:
     """ "1" open weights, "0" proprietary, "" unknown (as the rows' data-open attribute)."""
     if row.get("open_weights") is not None:
         return "1" if row["open_weights"] else "0"
@@ -24,19 +26,24 @@ def openness(row: Mapping[str, Any]) -> str:
     return "1" if licence else ""
 
 
-def _width(row: Mapping[str, Any]) -> float | None:
-    lo, hi = row.get("ci_lower"), row.get("ci_upper")
+def _number(row: Mapping[str, object], key: str) -> float | None:
+    value = row.get(key)
+    return value if isinstance(value, int | float) else None
+
+
+def _width(row: Mapping[str, object]) -> float | None:
+    lo, hi = _number(row, "ci_lower"), _number(row, "ci_upper")
     return None if lo is None or hi is None else hi - lo
 
 
-_KEYS = {
-    "rank": lambda r: r.get("rank"),
+_KEYS: dict[str, Callable[[Mapping[str, object]], SortKey | None]] = {
+    "rank": lambda r: _number(r, "rank"),
     "model": lambda r: str(r.get("display_name") or r.get("model") or "").lower(),
-    "change": lambda r: r.get("rank_change"),
-    "rating": lambda r: r.get("rating"),
+    "change": lambda r: _number(r, "rank_change"),
+    "rating": lambda r: _number(r, "rating"),
     "interval": _width,
-    "votes": lambda r: r.get("votes"),
-    "latency": lambda r: r.get("latency_p50_ms"),
+    "votes": lambda r: _number(r, "votes"),
+    "latency": lambda r: _number(r, "latency_p50_ms"),
     "org": lambda r: str(r.get("organization") or "").lower() or None,
     "license": lambda r: str(r.get("license") or "").lower() or None,
 }
@@ -59,8 +66,8 @@ def sort_links(*, params: Mapping[str, str], sort: str, direction: str) -> dict[
 
 
 def apply_filters(
-    *, rows: list[dict], params: Mapping[str, str]
-) -> tuple[list[dict], dict[str, Any]]:
+    *, rows: Sequence[Row], params: Mapping[str, str]
+) -> tuple[list[Row], dict[str, object]]:
     """The rows to render and what the form shows (values chosen, organisations, counts)."""
     q = str(params.get("q") or "").strip()[:MAX_QUERY]
     org = str(params.get("org") or "")
@@ -87,7 +94,10 @@ def apply_filters(
         key = _KEYS[sort]
         present = [r for r in shown if key(r) is not None]
         missing = [r for r in shown if key(r) is None]  # unknown values last either way
-        shown = sorted(present, key=key, reverse=direction == "desc") + missing
+        shown = (
+            sorted(present, key=lambda r: cast(SortKey, key(r)), reverse=direction == "desc")
+            + missing
+        )
     else:
         sort = ""
     return shown, {

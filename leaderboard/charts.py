@@ -7,9 +7,12 @@ next to each chart carries the same numbers for readers without JavaScript.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import plotly.graph_objects as go
+
+from .selectors import ModelSlice
 
 LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 40, "b": 60},
@@ -22,7 +25,7 @@ def _as_dict(fig: go.Figure) -> dict:
     return json.loads(fig.to_json())
 
 
-def interval_chart(board: dict) -> dict:
+def interval_chart(board: Mapping[str, Any]) -> dict:
     rows = board["models"]
     names = [r["display_name"] for r in rows]
     ratings = [r["rating"] for r in rows]
@@ -74,7 +77,7 @@ def _focused(values: list[float | None], *, pad: float = 0.05) -> list[float]:
     return [max(0.0, min(known) - pad), min(1.0, max(known) + pad)]
 
 
-def average_win_rate_chart(board: dict) -> dict:
+def average_win_rate_chart(board: Mapping[str, Any]) -> dict:
     rows = sorted(board["models"], key=lambda r: -(r["avg_win_rate"] or 0))
     fig = go.Figure(
         # Points, not bars: on an axis that does not start at zero a bar's length would mislead.
@@ -95,7 +98,7 @@ def average_win_rate_chart(board: dict) -> dict:
     return _as_dict(fig)
 
 
-def top_slot_chart(top: dict | None) -> dict | None:
+def top_slot_chart(top: Mapping[str, Any] | None) -> dict | None:
     if not top:
         return None
     fig = go.Figure(
@@ -166,7 +169,7 @@ def opponents_chart(opponents: list[dict], name: str) -> dict:
     return _as_dict(fig)
 
 
-def slices_chart(slices: list[dict], name: str) -> dict:
+def slices_chart(slices: list[ModelSlice], name: str) -> dict:
     """Horizontal: one labelled row per slice, so long labels never overlap or rotate."""
     fig = go.Figure(
         go.Scatter(
@@ -216,7 +219,9 @@ def _slice_hover(cell: dict | None) -> str:
     return ", ".join(parts)
 
 
-def slice_heatmap(data: dict, field: str, title: str, fmt: str, colorscale: str) -> dict:
+def slice_heatmap(
+    data: Mapping[str, Any], field: str, title: str, fmt: str, colorscale: str
+) -> dict:
     values = [v.get("label") or v["value"] for v in data["values"]]
     models = data["models"]
     z = [[(c or {}).get(field) for c in m["cells"]] for m in models]
@@ -247,7 +252,7 @@ def slice_heatmap(data: dict, field: str, title: str, fmt: str, colorscale: str)
     return _as_dict(fig)
 
 
-def slice_tau_chart(data: dict) -> dict:
+def slice_tau_chart(data: Mapping[str, Any]) -> dict:
     rows = data["test"]["values"]
     fig = go.Figure(
         go.Bar(
@@ -266,7 +271,7 @@ def slice_tau_chart(data: dict) -> dict:
     return _as_dict(fig)
 
 
-def latency_chart(board: dict) -> dict | None:
+def latency_chart(board: Mapping[str, Any]) -> dict | None:
     """Rating against median served latency: the trade-off the pair sampler makes."""
     rows = [
         r

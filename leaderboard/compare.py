@@ -30,7 +30,7 @@ def predicted_win_rate(*, rating_a: float, rating_b: float) -> float:
     return win_probability(rating_a, rating_b)
 
 
-def head_to_head(*, a: str, b: str) -> dict | None:
+def head_to_head(*, a: str, b: str) -> dict[str, object] | None:
     """Battles, observed score with a 95% Wilson interval and predicted win rate of a over b.
 
     None when either model is not on the published overall board.
@@ -69,6 +69,8 @@ def head_to_head(*, a: str, b: str) -> dict | None:
         "observed": score / n if n else None,
         "observed_lower": lower if n else None,
         "observed_upper": upper if n else None,
-        "predicted": predicted_win_rate(rating_a=ra["rating"], rating_b=rb["rating"]),
+        "predicted": None
+        if ra["rating"] is None or rb["rating"] is None
+        else predicted_win_rate(rating_a=ra["rating"], rating_b=rb["rating"]),
         "has_latency": any(r.get("latency_p50_ms") is not None for r in (ra, rb)),
     }

@@ -78,10 +78,33 @@ def _predicted(*, dimension: str, value: str, a: str, b: str, snapshot_id: int) 
     rows = {m["model"]: m for m in data["models"]}
     if a not in rows or b not in rows:
         return None
-    return predicted_win_rate(rating_a=rows[a]["rating"], rating_b=rows[b]["rating"])
+    rating_a, rating_b = rows[a]["rating"], rows[b]["rating"]
+    if rating_a is None or rating_b is None:
+        return None
+    return predicted_win_rate(rating_a=rating_a, rating_b=rating_b)
 
 
-def per_slice(*, a: str, b: str) -> list[dict]:
+def _record(dimension: str, value: str, wins: int, losses: int, ties: int) -> dict[str, object]:
+    """One value's record between the two models, with a's observed win rate and its 95%
+    Wilson interval."""
+    n = wins + losses + ties
+    score = wins + 0.5 * ties
+    lower, upper = wilson_interval(successes=score, n=n)
+    return {
+        "value": value,
+        "label": value_label(dimension, value),
+        "category": f"{dimension}:{value}",
+        "battles": n,
+        "wins": wins,
+        "losses": losses,
+        "ties": ties,
+        "observed": score / n,
+        "observed_lower": lower,
+        "observed_upper": upper,
+    }
+
+
+def per_slice(*, a: str, b: str) -> list[dict[str, object]]:
     """Per dimension: the values with enough battles between a and b (record, observed win
     rate of a with its 95% Wilson interval, predicted rate from the value's board) and how
     many values had fewer. Empty while nothing is published."""
@@ -102,30 +125,20 @@ def per_slice(*, a: str, b: str) -> list[dict]:
             cell[0] += wins
             cell[1] += losses
             cell[2] += ties
-    out = []
+    out: list[dict[str, object]] = []
     for dimension in COMPARE_DIMENSIONS:
+        shown: list[dict[str, object]]
         shown, fewer = [], 0
         by_value = totals[dimension]
         for value in sorted(by_value, key=partial(value_order, dimension)):
             wins, losses, ties = by_value[value]
-            n = wins + losses + ties
-            if n < minimum:
+            if wins + losses + ties < minimum:
                 fewer += 1
                 continue
-            score = wins + 0.5 * ties
-            lower, upper = wilson_interval(successes=score, n=n)
+            record = _record(dimension, value, wins, losses, ties)
             shown.append(
                 {
-                    "value": value,
-                    "label": value_label(dimension, value),
-                    "category": f"{dimension}:{value}",
-                    "battles": n,
-                    "wins": wins,
-                    "losses": losses,
-                    "ties": ties,
-                    "observed": score / n,
-                    "observed_lower": lower,
-                    "observed_upper": upper,
+                    **record,
                     "predicted": _predicted(
                         dimension=dimension, value=value, a=a, b=b, snapshot_id=sid
                     ),

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -136,7 +136,14 @@ class ControlledBoard:
         }
 
 
-def _read(limit: int) -> tuple[list[tuple], bool]:
+# A battle as `_read` reads it: model ids, outcome, user hash, completion lengths in
+# characters, latencies in milliseconds, context tokens (None where unknown).
+BattleRow = tuple[
+    int, int, int, str, int | None, int | None, float | None, float | None, int | None
+]
+
+
+def _read(limit: int) -> tuple[list[BattleRow], bool]:
     """The newest `limit` battles' rows, and whether there were more (one row beyond the cap
     is read to know, instead of counting the table)."""
     table = Battle._meta.db_table
@@ -148,11 +155,11 @@ def _read(limit: int) -> tuple[list[tuple], bool]:
             "ORDER BY id DESC LIMIT %s",
             [limit + 1],
         )
-        rows = cursor.fetchall()
+        rows: list[BattleRow] = cursor.fetchall()
     return rows[:limit], len(rows) > limit
 
 
-def _float(values: tuple) -> np.ndarray:
+def _float(values: Sequence[float | None]) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
@@ -222,34 +229,40 @@ def controlled_board(
     return board
 
 
-def _fit(
-    *,
-    overall: GroupedCounts,
-    keys: dict[int, str],
-    anchor: str | None,
-    anchor_value: float,
-    shown: Collection[str],
-    clustered: bool,
-    limit: int,
-) -> ControlledBoard | None:
-    rows, capped = _read(limit)
-    if not rows:
-        return None
-    cols = list(zip(*rows, strict=True))
+def _positions(
+    overall: GroupedCounts, keys: dict[int, str], *columns: tuple[int, ...]
+) -> list[np.ndarray]:
+    """Columns of model ids as indices into `overall` (merges applied; -1 for a model not
+    on it)."""
     target = merge_targets()
     position = {pk: overall.models.index(k) for pk, k in keys.items() if k in overall.models}
+    return [
+        np.array([position.get(target.get(pk, pk), -1) for pk in ids], dtype=np.int64)
+        for ids in columns
+    ]
 
-    def index(ids: tuple) -> np.ndarray:
-        return np.array([position.get(target.get(pk, pk), -1) for pk in ids], dtype=np.int64)
 
-    a, b = index(cols[0]), index(cols[1])
-    keep = (a >= 0) & (b >= 0) & (a != b)
-    if not keep.any():
-        return None
+def _engine_outcomes(stored: tuple[int, ...]) -> np.ndarray:
     outcome_map = np.zeros(max(_OUTCOMES) + 1, dtype=np.int64)
     for ours, engine in _OUTCOMES.items():
         outcome_map[ours] = engine
-    outcome = outcome_map[np.array(cols[2], dtype=np.int64)][keep]
+    return outcome_map[np.array(stored, dtype=np.int64)]
+
+
+@dataclass(frozen=True)
+class _Covariates:
+    """The fit's covariate columns per kept battle, which of them enter it, and how many
+    battles had each kind known."""
+
+    columns: dict[str, np.ndarray]
+    features: list[str]
+    extra: list[str]
+    length_known: int
+    latency_known: int
+    context_known: int
+
+
+def _covariates(cols: list[tuple[Any, ...]], keep: np.ndarray) -> _Covariates:
     len_a, len_b = _float(cols[4])[keep], _float(cols[5])[keep]
     lat_a, lat_b = _float(cols[6])[keep], _float(cols[7])[keep]
     n = int(keep.sum())
@@ -277,32 +290,57 @@ def _fit(
     if latency_known >= MIN_KNOWN:
         features += ["latency", "slow_top"]
     extra, context_known = interaction_columns(columns, features, _float(cols[8])[keep])
-    user = None
-    if clustered:
-        hashes = np.array(cols[3], dtype=object)[keep]
-        # one row per battle: a battle without a user is a cluster of its own
-        alone = np.flatnonzero(hashes == "")
-        hashes[alone] = [f"battle {i}" for i in alone]
-        _, inverse = np.unique(hashes, return_inverse=True)
-        user = np.asarray(inverse, dtype=np.int64).ravel()
-    every = features + (extra if context_known >= MIN_KNOWN else [])
+    return _Covariates(columns, features, extra, length_known, latency_known, context_known)
+
+
+def _users(hashes_column: tuple[str, ...], keep: np.ndarray) -> np.ndarray:
+    """A cluster index per kept battle: its user's, or one of its own without a user."""
+    hashes = np.array(hashes_column, dtype=object)[keep]
+    alone = np.flatnonzero(hashes == "")
+    hashes[alone] = [f"battle {i}" for i in alone]
+    _, inverse = np.unique(hashes, return_inverse=True)
+    return np.asarray(inverse, dtype=np.int64).ravel()
+
+
+def _fit(
+    *,
+    overall: GroupedCounts,
+    keys: dict[int, str],
+    anchor: str | None,
+    anchor_value: float,
+    shown: Collection[str],
+    clustered: bool,
+    limit: int,
+) -> ControlledBoard | None:
+    rows, capped = _read(limit)
+    if not rows:
+        return None
+    cols: list[tuple[Any, ...]] = list(zip(*rows, strict=True))
+    a, b = _positions(overall, keys, cols[0], cols[1])
+    keep = (a >= 0) & (b >= 0) & (a != b)
+    if not keep.any():
+        return None
+    outcome = _engine_outcomes(cols[2])[keep]
+    cov = _covariates(cols, keep)
+    every = cov.features + (cov.extra if cov.context_known >= MIN_KNOWN else [])
     cc = group_contextual(
         a[keep],
         b[keep],
         outcome,
-        np.column_stack([columns[f] for f in every]),
+        np.column_stack([cov.columns[f] for f in every]),
         models=overall.models,
         feature_names=every,
-        user=user,
+        # one row per battle: a battle without a user is a cluster of its own
+        user=_users(cols[3], keep) if clustered else None,
         bins=BINS,
     )
     context = choose(
         cc,
-        features,
-        extra,
-        known=context_known,
+        cov.features,
+        cov.extra,
+        known=cov.context_known,
         min_known=MIN_KNOWN,
-        reuse_key=_reuse_key(models=overall.models, features=features, limit=limit),
+        reuse_key=_reuse_key(models=overall.models, features=cov.features, limit=limit),
     )
     if len(context.features) < len(every):
         cc = cc.select(context.features)
@@ -316,9 +354,9 @@ def _fit(
     )
     return ControlledBoard(
         fit=fit,
-        battles=n,
-        length_known=length_known,
-        latency_known=latency_known,
+        battles=int(keep.sum()),
+        length_known=cov.length_known,
+        latency_known=cov.latency_known,
         max_battles=limit,
         capped=capped,
         context=context,
@@ -328,14 +366,29 @@ def _fit(
 VIEWS = ("plain", "controlled", "ignored")  # ignored: leaderboard/ignored_board.py
 
 
-def variant_rows(rows: list[dict], pick: Callable[[dict], tuple]) -> list[dict]:
+# A variant's (rating, lower, upper, rank) for one board row.
+Variant = tuple[float | None, float | None, float | None, int | None]
+
+
+def _opt_float(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _opt_int(value: object) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def variant_rows(
+    rows: Sequence[Mapping[str, object]], pick: Callable[[Mapping[str, object]], Variant]
+) -> list[dict[str, object]]:
     """Board rows as a variant view shows them: `rating`, the interval and `rank` are the
     variant's, `pick(row)` -> (rating, lower, upper, rank), so the table, its sort and the
     filters work unchanged; the plain ones kept as `plain_rating` / `plain_rank`; ordered by
     the variant's rank."""
-    out = []
+    out: list[dict[str, object]] = []
     for r in rows:
         rating, lower, upper, rank = pick(r)
+        plain_rank = _opt_int(r["rank"])
         out.append(
             {
                 **r,
@@ -345,24 +398,27 @@ def variant_rows(rows: list[dict], pick: Callable[[dict], tuple]) -> list[dict]:
                 "rating": rating,
                 "ci_lower": lower,
                 "ci_upper": upper,
-                "rank_change": None if rank is None or r["rank"] is None else r["rank"] - rank,
+                "rank_change": None if rank is None or plain_rank is None else plain_rank - rank,
                 "rank_change_clear": intervals_apart(
-                    (lower, upper), (r.get("ci_lower"), r.get("ci_upper"))
+                    (lower, upper), (_opt_float(r.get("ci_lower")), _opt_float(r.get("ci_upper")))
                 ),
             }
         )
     far = float("inf")
-    return sorted(out, key=lambda r: (r["rank"] or far, -(r["rating"] or -far)))
+    return sorted(
+        out,
+        key=lambda r: (_opt_int(r["rank"]) or far, -(_opt_float(r["rating"]) or -far)),
+    )
 
 
-def controlled_rows(rows: list[dict]) -> list[dict]:
+def controlled_rows(rows: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
     """Board rows of the controlled view (`variant_rows` with the controlled fit's values)."""
     return variant_rows(
         rows,
         lambda r: (
-            r.get("controlled_rating"),
-            r.get("controlled_ci_lower"),
-            r.get("controlled_ci_upper"),
-            r.get("controlled_rank"),
+            _opt_float(r.get("controlled_rating")),
+            _opt_float(r.get("controlled_ci_lower")),
+            _opt_float(r.get("controlled_ci_upper")),
+            _opt_int(r.get("controlled_rank")),
         ),
     )

@@ -38,7 +38,7 @@ class ContextChoice:
     def kept(self) -> bool:
         return any(f.endswith("_ctx") for f in self.features)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "known": self.known,
             "kept": self.kept,

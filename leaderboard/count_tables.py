@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db.backends.utils import CursorWrapper
 
 from ingest.models import Battle
 
@@ -123,17 +124,18 @@ USERS = Users(
 )
 
 
-def keeps_user_cells(cursor) -> bool:
+def keeps_user_cells(cursor: CursorWrapper) -> bool:
     """Per-user totals are kept only while the clustered intervals resample users one by
     one (at most ARENA_MAX_USER_CLUSTERS users). A larger arena's intervals read the users in
     fixed groups (UserGroupCellTotal); keeping millions of per-user rows up to date as well
     was the part of a refresh that grew with the arena. Readers of per-user cells when they
     are not kept sum the per-day rows instead (`_user_cells_sql`)."""
     cursor.execute(f"SELECT COUNT(*) FROM {UserTotal._meta.db_table}")
-    return int(cursor.fetchone()[0]) <= settings.ARENA_MAX_USER_CLUSTERS
+    users, limit = int(cursor.fetchone()[0]), int(settings.ARENA_MAX_USER_CLUSTERS)
+    return users <= limit
 
 
-def fill_user_cells(cursor) -> None:
+def fill_user_cells(cursor: CursorWrapper) -> None:
     cursor.execute(
         f"INSERT INTO {USERS.total_table} ({USERS.columns}, count) "
         f"SELECT {USERS.columns}, SUM(count) FROM {USERS.day_table} GROUP BY {USERS.columns} "
@@ -141,6 +143,6 @@ def fill_user_cells(cursor) -> None:
     )
 
 
-def truncate(cursor, table: Table) -> None:
+def truncate(cursor: CursorWrapper, table: Table) -> None:
     tables = [table.day_table, table.total_table, *(r.table for r in table.rollups)]
     cursor.execute(f"TRUNCATE {', '.join(tables)}")

@@ -114,7 +114,7 @@ def fit_slice_task(run: str, slice_key: str) -> bool:
 def _results(run: str, keys: list[str]) -> dict[str, _Result]:
     client = shared_redis()
     assert client is not None
-    raw = cast(list, client.mget([_key(run, "result", k) for k in keys]))
+    raw = cast(list[bytes | None], client.mget([_key(run, "result", k) for k in keys]))
     return {k: jsoncodec.loads(r) for k, r in zip(keys, raw, strict=True) if r is not None}
 
 

@@ -17,22 +17,26 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 _ID_BITS, _OUTCOME_BITS = 20, 3  # model ids below 2**20, outcome codes below 8
 _lock = threading.Lock()
+Ints = NDArray[np.int64]
+# A row a refresh returned: (group, A, B, outcome, new count).
+ChangedRow = tuple[int, int, int, int, int]
 
 
 @dataclass
 class _Copy:
     version: str
-    keys: np.ndarray  # packed (group, A, B, outcome), sorted, unique
-    counts: np.ndarray
+    keys: Ints  # packed (group, A, B, outcome), sorted, unique
+    counts: Ints
 
 
 _copy: _Copy | None = None
 
 
-def _packable(a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> bool:
+def _packable(a: Ints, b: Ints, outcome: Ints) -> bool:
     limit = 1 << _ID_BITS
     return bool(
         (not len(a) or (a.min() >= 0 and b.min() >= 0 and max(a.max(), b.max()) < limit))
@@ -40,13 +44,13 @@ def _packable(a: np.ndarray, b: np.ndarray, outcome: np.ndarray) -> bool:
     )
 
 
-def _pack(group, a, b, outcome) -> np.ndarray:
+def _pack(group: ArrayLike, a: ArrayLike, b: ArrayLike, outcome: ArrayLike) -> Ints:
     key = np.asarray(group, dtype=np.int64) << _ID_BITS | np.asarray(a, dtype=np.int64)
     key = key << _ID_BITS | np.asarray(b, dtype=np.int64)
     return key << _OUTCOME_BITS | np.asarray(outcome, dtype=np.int64)
 
 
-def _unpack(key: np.ndarray) -> tuple[np.ndarray, ...]:
+def _unpack(key: Ints) -> tuple[Ints, Ints, Ints, Ints]:
     mask = (1 << _ID_BITS) - 1
     outcome = key & ((1 << _OUTCOME_BITS) - 1)
     b = (key >> _OUTCOME_BITS) & mask
@@ -61,7 +65,7 @@ def forget() -> None:
         _copy = None
 
 
-def read(version: str) -> tuple[np.ndarray, ...] | None:
+def read(version: str) -> tuple[Ints, ...] | None:
     """(group, A, B, outcome, count) arrays of the totals at `version`, or None if this
     process has no copy of that version."""
     with _lock:
@@ -71,7 +75,7 @@ def read(version: str) -> tuple[np.ndarray, ...] | None:
     return (*_unpack(copy.keys), copy.counts.copy())
 
 
-def store(version: str, columns: tuple[np.ndarray, ...]) -> None:
+def store(version: str, columns: tuple[Ints, ...]) -> None:
     """Keep `columns` (group, A, B, outcome, count: the whole table, read at `version`)."""
     global _copy
     group, a, b, outcome, count = columns
@@ -84,7 +88,7 @@ def store(version: str, columns: tuple[np.ndarray, ...]) -> None:
         _copy = _Copy(version, keys[order], np.asarray(count, dtype=np.int64)[order])
 
 
-def follow(*, before: str, after: str, rows: list[tuple]) -> None:
+def follow(*, before: str, after: str, rows: list[ChangedRow]) -> None:
     """A refresh of this process moved the totals from version `before` to `after`, setting
     the rows (group, A, B, outcome, new count; 0 = deleted) it returned."""
     global _copy

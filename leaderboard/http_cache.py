@@ -25,22 +25,29 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable
 from functools import wraps
+from typing import Concatenate, ParamSpec, overload
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import condition
 
 from . import selectors
 
 Validators = tuple[str, dt.datetime]  # (ETag without quotes, Last-Modified)
+P = ParamSpec("P")
+View = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
+Version = Callable[[HttpRequest], str]
+Modified = Callable[[HttpRequest], dt.datetime | None]
+# The request attribute that hands the validators to both of `condition`'s callables.
+_VALIDATORS = "read_validators"
 
 
 def read_validators(
     request: HttpRequest,
     *,
-    version: Callable[[HttpRequest], str] | None = None,
-    modified: Callable[[HttpRequest], dt.datetime | None] | None = None,
+    version: Version | None = None,
+    modified: Modified | None = None,
 ) -> Validators | None:
     """The validators of the current answer to `request`; None while nothing is published."""
     if request.headers.get("If-None-Match", "").strip() == "*":
@@ -57,22 +64,39 @@ def read_validators(
     return f"s{sid}-{variant}", max(published, later) if later is not None else published
 
 
-def _etag(request, *args, **kwargs) -> str | None:
-    validators = request.read_validators
+def _validators(request: HttpRequest) -> Validators | None:
+    validators: Validators | None = getattr(request, _VALIDATORS)
+    return validators
+
+
+def _etag(request: HttpRequest, *args: object, **kwargs: object) -> str | None:
+    validators = _validators(request)
     return None if validators is None else validators[0]
 
 
-def _last_modified(request, *args, **kwargs) -> dt.datetime | None:
-    validators = request.read_validators
+def _last_modified(request: HttpRequest, *args: object, **kwargs: object) -> dt.datetime | None:
+    validators = _validators(request)
     return None if validators is None else validators[1]
 
 
+@overload
 def public_read(
-    view=None,
+    view: View[P], *, version: Version | None = None, modified: Modified | None = None
+) -> View[P]: ...
+
+
+@overload
+def public_read(
+    view: None = None, *, version: Version | None = None, modified: Modified | None = None
+) -> Callable[[View[P]], View[P]]: ...
+
+
+def public_read(
+    view: View[P] | None = None,
     *,
-    version: Callable[[HttpRequest], str] | None = None,
-    modified: Callable[[HttpRequest], dt.datetime | None] | None = None,
-):
+    version: Version | None = None,
+    modified: Modified | None = None,
+) -> View[P] | Callable[[View[P]], View[P]]:
     """Validators and a 304 by `condition`, public caching of the 200s and 304s.
 
     `version(request)` is folded into the ETag for data that changes after the snapshot is
@@ -81,15 +105,15 @@ def public_read(
     it runs after authentication and the throttles, so a 304 still counts as a read.
     """
 
-    def decorate(view):
+    def decorate(view: View[P]) -> View[P]:
         conditional = condition(etag_func=_etag, last_modified_func=_last_modified)(view)
 
         @wraps(view)
-        def wrapper(request, *args, **kwargs):
+        def wrapper(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
             if request.method not in ("GET", "HEAD"):
                 return view(request, *args, **kwargs)
             validators = read_validators(request, version=version, modified=modified)
-            request.read_validators = validators  # read by both of condition's callables
+            setattr(request, _VALIDATORS, validators)
             response = conditional(request, *args, **kwargs)
             if response.status_code not in (200, 304):
                 return response

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from django.conf import settings
@@ -104,6 +105,8 @@ def ignored_board(*, snapshot_id: int | None = None) -> IgnoredBoard | None:
     return value
 
 
-def ignored_rows(rows: list[dict], variant: IgnoredBoard) -> list[dict]:
+def ignored_rows(
+    rows: Sequence[Mapping[str, object]], variant: IgnoredBoard
+) -> list[dict[str, object]]:
     """Board rows of the ignored view (controlled.variant_rows with the variant's values)."""
-    return variant_rows(rows, lambda r: variant.rows.get(r["model"], (None, None, None, None)))
+    return variant_rows(rows, lambda r: variant.rows.get(str(r["model"]), (None, None, None, None)))

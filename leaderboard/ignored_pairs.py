@@ -56,7 +56,7 @@ class IgnoredSummary:
     def overall_rate(self) -> float | None:
         return self.ignored / self.shown if self.shown else None
 
-    def model(self, key: str) -> dict | None:
+    def model(self, key: str) -> dict[str, object] | None:
         """What the model page shows; None when the model was in no counted pair."""
         shown, ignored = self.per_model.get(key, (0, 0))
         if not shown:

@@ -40,6 +40,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from . import group_cache, rebuild
@@ -53,9 +54,13 @@ from .count_tables import (
     fill_user_cells,
     keeps_user_cells,
 )
+from .group_cache import ChangedRow
 from .models import AggregationState, BattleMark, CellTotal, UserGroupCellTotal, UserTotal
 
 log = logging.getLogger(__name__)
+CellRow = tuple[str, str, int, int, int, int]  # dimension, value, A, B, outcome, count
+PairRow = tuple[int, int, int, int]  # A, B, outcome, count
+UserRow = tuple[int, int, int, int, int]  # user key (or group), A, B, outcome, count
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ def _day_ranges(days: list[date]) -> tuple[str, list[datetime]]:
     return f"({clause})", params
 
 
-def _count_days(cursor, table: Table, days: list[date]) -> list[tuple]:
+def _count_days(cursor: CursorWrapper, table: Table, days: list[date]) -> list[ChangedRow]:
     """Replace the counts of `days` by a fresh count of their battles, totals adjusted.
 
     Only the difference reaches the totals: the fresh count goes to a temporary table, the
@@ -118,7 +123,7 @@ def _count_days(cursor, table: Table, days: list[date]) -> list[tuple]:
         f") AS d GROUP BY {table.columns} HAVING SUM(d) <> 0",
         [days],
     )
-    changed: list[tuple] = []
+    changed: list[ChangedRow] = []
     for rollup in table.rollups:
         changed += _add(cursor, rollup, delta)
     for total in _own_total(cursor, table):  # after the rollups: it counts the users
@@ -134,7 +139,7 @@ def _count_days(cursor, table: Table, days: list[date]) -> list[tuple]:
     return changed
 
 
-def _add(cursor, total: Rollup, delta: str) -> list[tuple]:
+def _add(cursor: CursorWrapper, total: Rollup, delta: str) -> list[ChangedRow]:
     """Add the differences in table `delta` (the finer keys) to `total`, by its keys; for a
     cached total, the rows it changed with their new counts."""
     cols, sel = total.columns, total.select
@@ -144,12 +149,12 @@ def _add(cursor, total: Rollup, delta: str) -> list[tuple]:
         f"ON CONFLICT ({cols}) DO UPDATE SET count = {total.table}.count + EXCLUDED.count"
         + (f" RETURNING {cols}, {total.table}.count" if total.cached else "")
     )
-    changed = cursor.fetchall() if total.cached else []
+    changed: list[ChangedRow] = cursor.fetchall() if total.cached else []
     cursor.execute(f"DELETE FROM {total.table} WHERE count = 0")
     return changed
 
 
-def _own_total(cursor, table: Table) -> tuple[Rollup, ...]:
+def _own_total(cursor: CursorWrapper, table: Table) -> tuple[Rollup, ...]:
     """The table's sum over all days, where it is kept: always for the cells; for the
     per-user cells only while they are current and the arena's users few enough to be
     resampled one by one (else they are emptied and marked out of date, see
@@ -168,7 +173,7 @@ def _own_total(cursor, table: Table) -> tuple[Rollup, ...]:
     return ()
 
 
-def _rebuild_user_cells(cursor) -> None:
+def _rebuild_user_cells(cursor: CursorWrapper) -> None:
     """UserCellTotal from the per-day rows (the arena has become small enough to keep it)."""
     cursor.execute(f"TRUNCATE {USERS.total_table}")
     fill_user_cells(cursor)
@@ -183,13 +188,13 @@ def _emptied(state: AggregationState) -> bool:
     return state.cells > 0 and not CellTotal.objects.exists()
 
 
-def _take_marked_days(cursor) -> list[date]:
+def _take_marked_days(cursor: CursorWrapper) -> list[date]:
     """Delete the marks this transaction can see; the days they name."""
     cursor.execute(f"DELETE FROM {BattleMark._meta.db_table} RETURNING day")
     return sorted({row[0] for row in cursor.fetchall()})
 
 
-def _work_mem(cursor) -> None:
+def _work_mem(cursor: CursorWrapper) -> None:
     """This transaction's sort and hash memory (ARENA_AGGREGATION_WORK_MEM): the default 4 MB
     spills the grouping of a million per-user rows to disk."""
     cursor.execute("SELECT set_config('work_mem', %s, true)", [settings.ARENA_AGGREGATION_WORK_MEM])
@@ -203,7 +208,7 @@ def refresh(*, full: bool = False) -> Refresh:
         full = full or not state.built or _emptied(state)
         marked = _take_marked_days(cursor)
         before = state.group_version
-        changed: list[tuple] = []
+        changed: list[ChangedRow] = []
         if full:
             state.user_cells_current = rebuild.rebuild(cursor)
             days: tuple[date, ...] = ()
@@ -251,18 +256,18 @@ def reconcile() -> Refresh:
     return Refresh(days=done.days, full=done.full or bool(mismatched), mismatched=mismatched)
 
 
-def userless_key(cursor) -> int:
+def userless_key(cursor: CursorWrapper) -> int:
     """The user key of battles stored without a user (an empty user_hash)."""
     cursor.execute(f"SELECT {USER_KEY.replace('user_hash', '%s')}", [""])
     return int(cursor.fetchone()[0])
 
 
-def read_cells() -> tuple[list[tuple], int]:
+def read_cells() -> tuple[list[CellRow], int]:
     """(rows of (dimension, value, A, B, outcome, count), distinct users) from the totals;
     battles without a user are not a user."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {CELLS.columns}, count FROM {CELLS.total_table}")
-        rows = cursor.fetchall()
+        rows: list[CellRow] = cursor.fetchall()
         cursor.execute(
             f"SELECT COUNT(*) FROM {UserTotal._meta.db_table} WHERE user_key <> %s",
             [userless_key(cursor)],
@@ -271,7 +276,7 @@ def read_cells() -> tuple[list[tuple], int]:
     return rows, users
 
 
-def read_userless_cells() -> list[tuple]:
+def read_userless_cells() -> list[PairRow]:
     """Rows of (A, B, outcome, count) of the battles without a user, from the totals (the
     per-day rows summed while the per-user totals are not kept)."""
     with transaction.atomic(), connection.cursor() as cursor:
@@ -287,7 +292,8 @@ def read_userless_cells() -> list[tuple]:
             "GROUP BY model_a, model_b, outcome",
             [key],
         )
-        return cursor.fetchall()
+        rows: list[PairRow] = cursor.fetchall()
+        return rows
 
 
 def _user_cells_sql(groups: int | None) -> str:
@@ -317,14 +323,15 @@ def _group_version() -> str:
     return version.first() or ""
 
 
-def read_user_cells(*, groups: int | None = None) -> list[tuple]:
+def read_user_cells(*, groups: int | None = None) -> list[UserRow]:
     """Rows of (user key, A, B, outcome, count) from the totals; with `groups`, users summed
     into that many groups by their key (GroupedCounts.users_in_groups), so the rows read
     are bounded by the groups, not the users."""
     with transaction.atomic(), connection.cursor() as cursor:
         _work_mem(cursor)
         cursor.execute(_user_cells_sql(groups))
-        return cursor.fetchall()
+        rows: list[UserRow] = cursor.fetchall()
+        return rows
 
 
 def read_user_cell_arrays(*, groups: int | None = None) -> tuple[np.ndarray, ...]:

@@ -18,6 +18,7 @@ earliest kept one is at most a day later than the true first rating.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 from django.core.cache import cache
@@ -31,7 +32,7 @@ def first_rated(*, snapshot_id: int) -> dict[str, dt.datetime]:
     """Model key -> publication time of the first published overall board showing it, up to
     and including `snapshot_id` (cached per snapshot id)."""
     key = f"lb:first-rated:{snapshot_id}"
-    data = cache.get(key)
+    data: dict[str, dt.datetime] | None = cache.get(key)
     if data is None:
         data = dict(
             SnapshotRow.objects.filter(
@@ -65,6 +66,10 @@ def new_models(*, snapshot_id: int | None = None) -> dict[str, dt.datetime]:
     return {k: at for k, at in first.items() if at > since and at != founded}
 
 
-def mark_new(rows: list[dict], *, new: dict[str, dt.datetime]) -> list[dict]:
+def mark_new(
+    rows: Sequence[Mapping[str, object]], *, new: dict[str, dt.datetime]
+) -> list[dict[str, object]]:
     """Board rows with `is_new` and `first_rated` (copies: the cached board stays as it is)."""
-    return [{**r, "is_new": r["model"] in new, "first_rated": new.get(r["model"])} for r in rows]
+    return [
+        {**r, "is_new": r["model"] in new, "first_rated": new.get(str(r["model"]))} for r in rows
+    ]

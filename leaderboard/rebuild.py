@@ -4,10 +4,12 @@ nightly reconciliation's full count (docs/scaling.md, "Rebuilding the counts")."
 
 from __future__ import annotations
 
+from django.db.backends.utils import CursorWrapper
+
 from .count_tables import CELLS, USERS, Table, fill_user_cells, keeps_user_cells, truncate
 
 
-def rebuild(cursor) -> bool:
+def rebuild(cursor: CursorWrapper) -> bool:
     """Every count table filled again from the battles by GROUP BYs in PostgreSQL; whether
     the per-user totals are kept (see `keeps_user_cells`)."""
     for table in (CELLS, USERS):
@@ -36,14 +38,14 @@ def rebuild(cursor) -> bool:
     return kept
 
 
-def mismatches(cursor, *, user_cells_kept: bool) -> int:
+def mismatches(cursor: CursorWrapper, *, user_cells_kept: bool) -> int:
     """Cells in which the maintained totals (and their rollups) differ from a full count of
     the battles in this transaction's snapshot; the per-user totals compared only when
     `user_cells_kept`."""
     return sum(_mismatches(cursor, t, user_cells_kept) for t in (CELLS, USERS))
 
 
-def _mismatches(cursor, table: Table, user_cells_kept: bool) -> int:
+def _mismatches(cursor: CursorWrapper, table: Table, user_cells_kept: bool) -> int:
     full = table.count_sql("TRUE", by_day=False)
     # Per-user totals not kept (many users) are empty: nothing to compare.
     own_kept = not table.per_user or user_cells_kept

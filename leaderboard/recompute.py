@@ -18,13 +18,14 @@ import math
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from analysis.contextual import ContextualFit
 from analysis.grouping import GroupedCounts
 from analysis.leaderboard import Leaderboard
 from analysis.ranks import intervals_apart, rank_ub
@@ -75,7 +76,7 @@ def _matrix(m: np.ndarray) -> list[list[float | None]]:
     ]
 
 
-def _counts_json(counts: GroupedCounts) -> dict:
+def _counts_json(counts: GroupedCounts) -> dict[str, list[str] | list[int]]:
     return {
         "models": list(counts.models),
         **{f: np.asarray(getattr(counts, f)).tolist() for f in GROUPED_FIELDS},
@@ -94,11 +95,83 @@ def public_models() -> dict[int, str]:
     return dict(ArenaModel.objects.filter(visibility=Visibility.PUBLIC).values_list("id", "key"))
 
 
+# Wraps the list of slices to fit (for a progress bar).
+Progress = Callable[[list[SliceJob]], Iterable[SliceJob]]
+
+
+def _slice_jobs(
+    cells: BattleCells, config: RatingConfig, keys: dict[int, str]
+) -> tuple[list[tuple[str, str, str]], list[SliceJob]]:
+    """(key, dimension, value) of every slice with enough battles, and its fitting job."""
+    jobs: list[tuple[str, str, str]] = []
+    slice_jobs: list[SliceJob] = []
+    for dim in DIMENSIONS:
+        for value in cells.values(dim):
+            mask = cells.mask(dim, value)
+            if int(cells.count[mask].sum()) >= config.slice_min_battles:
+                key = f"{dim}:{value}"
+                jobs.append((key, dim, str(value)))
+                counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
+                slice_jobs.append(SliceJob(key, counts, config.slice_rounds))
+    return jobs, slice_jobs
+
+
+def _fit_overall(
+    cells: BattleCells,
+    config: RatingConfig,
+    keys: dict[int, str],
+    fit_settings: FitSettings,
+    shown_keys: list[str],
+    *,
+    refit: bool,
+) -> SliceResult:
+    overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
+    adjusted = (
+        fit_board(overall, settings=fit_settings, rounds=config.rounds, position_bias=True)
+        if overall.total
+        else None
+    )
+    clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
+    # Many users: grouped already where they are read (fewer rows from PostgreSQL).
+    many = cells.users > settings.ARENA_MAX_USER_CLUSTERS
+    groups = settings.ARENA_MAX_USER_CLUSTERS if many else None
+    rated = (
+        overall_counts(
+            overall,
+            keys,
+            weights=config.weights,
+            clustered=bool(clustered),
+            user_groups=groups,
+            influence=Influence.of(config),
+        )
+        if overall.total
+        else WeightedCounts(overall, "none")
+    )
+    board = fit_board(
+        rated.counts,
+        settings=fit_settings,
+        rounds=config.rounds,
+        robustness_places=ROBUSTNESS_PLACES,
+        users=cells.users if many and clustered else None,
+    )
+    controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)
+    return SliceResult(
+        OVERALL,
+        OVERALL,
+        "",
+        board,
+        adjusted=adjusted,
+        counts=overall,
+        controlled=controlled,
+        weights_label=rated.label,
+    )
+
+
 def fit_slices(
     cells: BattleCells,
     config: RatingConfig,
     keys: dict[int, str],
-    progress: Callable[[list], Iterable] = lambda jobs: jobs,
+    progress: Progress = lambda jobs: jobs,
     *,
     shown: Collection[str] | None = None,
     refit: bool = True,
@@ -118,61 +191,11 @@ def fit_slices(
         shown=tuple(shown_keys),
         max_clusters=settings.ARENA_MAX_USER_CLUSTERS,
     )
-    jobs: list[tuple[str, str, str]] = []
-    slice_jobs: list[SliceJob] = []
-    for dim in DIMENSIONS:
-        for value in cells.values(dim):
-            mask = cells.mask(dim, value)
-            if int(cells.count[mask].sum()) >= config.slice_min_battles:
-                key = f"{dim}:{value}"
-                jobs.append((key, dim, str(value)))
-                counts = cells.grouped(mask, keys, min_votes=config.min_model_votes)
-                slice_jobs.append(SliceJob(key, counts, config.slice_rounds))
+    jobs, slice_jobs = _slice_jobs(cells, config, keys)
     results: list[SliceResult] = []
 
     def fit_overall() -> None:
-        overall = cells.grouped(None, keys, min_votes=config.min_model_votes)
-        adjusted = (
-            fit_board(overall, settings=fit_settings, rounds=config.rounds, position_bias=True)
-            if overall.total
-            else None
-        )
-        clustered = config.intervals == RatingConfig.Intervals.CLUSTERED and overall.total
-        # Many users: grouped already where they are read (fewer rows from PostgreSQL).
-        many = cells.users > settings.ARENA_MAX_USER_CLUSTERS
-        groups = settings.ARENA_MAX_USER_CLUSTERS if many else None
-        rated = (
-            overall_counts(
-                overall,
-                keys,
-                weights=config.weights,
-                clustered=bool(clustered),
-                user_groups=groups,
-                influence=Influence.of(config),
-            )
-            if overall.total
-            else WeightedCounts(overall, "none")
-        )
-        board = fit_board(
-            rated.counts,
-            settings=fit_settings,
-            rounds=config.rounds,
-            robustness_places=ROBUSTNESS_PLACES,
-            users=cells.users if many and clustered else None,
-        )
-        controlled = _controlled(overall, keys, config, shown_keys, bool(clustered), refit=refit)
-        results.append(
-            SliceResult(
-                OVERALL,
-                OVERALL,
-                "",
-                board,
-                adjusted=adjusted,
-                counts=overall,
-                controlled=controlled,
-                weights_label=rated.label,
-            )
-        )
+        results.append(_fit_overall(cells, config, keys, fit_settings, shown_keys, refit=refit))
 
     if fanout.enabled():
         boards, fitted_by = fanout.fit_shared(
@@ -240,7 +263,7 @@ def _rows_for(
         order = np.array([controlled.models.index(m) for m in board.models], dtype=np.int64)
         lo, hi = controlled.lower[order], controlled.upper[order]
         controlled_rank = public_ranks(lo, hi, shown & np.isfinite(lo) & np.isfinite(hi))
-    rows = []
+    rows: list[SnapshotRow] = []
     for i, model_id in enumerate(model_ids.tolist()):
         rank = int(ranks[i]) if shown[i] else None
         base_row = overall.get(model_id) if result.key != OVERALL else None
@@ -265,22 +288,14 @@ def _rows_for(
             avg_win_rate=_num(board.avg_win_rate[i]),
             status=board.status[i],
         )
-        served = latency.get(model_id)
-        if served is not None:
-            row.latency_p50_ms = served.p50_ms
-            row.latency_p90_ms = served.p90_ms
-            row.latency_samples = served.samples
-        if adjusted is not None:
-            j = adjusted.models.index(board.models[i])
-            row.adjusted_rating = _num(adjusted.rating[j])
-            row.adjusted_ci_lower = _num(adjusted.ci_lower[j])
-            row.adjusted_ci_upper = _num(adjusted.ci_upper[j])
-        if controlled is not None:
-            c = controlled.models.index(board.models[i])
-            row.controlled_rating = _num(controlled.rating[c])
-            row.controlled_ci_lower = _num(controlled.lower[c])
-            row.controlled_ci_upper = _num(controlled.upper[c])
-            row.controlled_rank = int(controlled_rank[i]) or None
+        _add_variants(
+            row,
+            board.models[i],
+            served=latency.get(model_id),
+            adjusted=adjusted,
+            controlled=controlled,
+            controlled_rank=int(controlled_rank[i]),
+        )
         rows.append(row)
     return rows
 
@@ -299,6 +314,33 @@ def _robustness_json(board: Leaderboard, config: RatingConfig) -> list[dict[str,
             "added_accounts": cost.accounts(config.user_cap_total) if unweighted else None,
         }
     return entries
+
+
+def _add_variants(
+    row: SnapshotRow,
+    model: str,
+    *,
+    served: Latency | None,
+    adjusted: Leaderboard | None,
+    controlled: ContextualFit | None,
+    controlled_rank: int,
+) -> None:
+    """The row's served latency and its position-adjusted and controlled lines, where known."""
+    if served is not None:
+        row.latency_p50_ms = served.p50_ms
+        row.latency_p90_ms = served.p90_ms
+        row.latency_samples = served.samples
+    if adjusted is not None:
+        j = adjusted.models.index(model)
+        row.adjusted_rating = _num(adjusted.rating[j])
+        row.adjusted_ci_lower = _num(adjusted.ci_lower[j])
+        row.adjusted_ci_upper = _num(adjusted.ci_upper[j])
+    if controlled is not None:
+        c = controlled.models.index(model)
+        row.controlled_rating = _num(controlled.rating[c])
+        row.controlled_ci_lower = _num(controlled.lower[c])
+        row.controlled_ci_upper = _num(controlled.upper[c])
+        row.controlled_rank = controlled_rank or None
 
 
 def _intervals_label(results: list[SliceResult], cells: BattleCells) -> str:
@@ -331,6 +373,62 @@ def mark_dead_runs(*, except_id: int | None = None) -> int:
     return rows.update(status=Snapshot.Status.FAILED, error=DIED)
 
 
+def _snapshot_fields(
+    results: list[SliceResult],
+    cells: BattleCells,
+    config: RatingConfig,
+    trigger: str,
+    timings: dict[str, float],
+) -> dict[str, object]:
+    return {
+        "status": Snapshot.Status.PUBLISHED,
+        "computed_at": timezone.now(),
+        "trigger": trigger,
+        "method": config.method,
+        "intervals": _intervals_label(results, cells),
+        "weights": config.weights,
+        "weights_label": next((r.weights_label for r in results if r.key == OVERALL), "")[:200],
+        "rounds": config.rounds if config.method == "bootstrap" else 0,
+        "seed": config.seed,
+        "anchor": config.anchor.key if config.anchor is not None else "",
+        "anchor_value": config.anchor_value,
+        "battles": cells.battles,
+        "users": cells.users,
+        "simulated_battles": cells.simulated,
+        "userless_battles": cells.userless,
+        "held_battles": held_battles(),
+        "aggregate_seconds": timings["aggregate"],
+        "fit_seconds": timings["fit"],
+        "duration_seconds": time.perf_counter() - timings["started"],
+    }
+
+
+def _create_slice(snapshot: Snapshot, result: SliceResult, config: RatingConfig) -> SnapshotSlice:
+    board = result.board
+    top = board.top_slot or (result.adjusted.top_slot if result.adjusted else None)
+    return SnapshotSlice.objects.create(
+        snapshot=snapshot,
+        key=result.key,
+        dimension=result.dimension,
+        value=result.value,
+        battles=int(board.total_battles),
+        models_order=list(board.models),
+        matrices={
+            "win_fraction": _matrix(board.win_fraction),
+            "battle_count": _matrix(board.battle_count),
+            "predicted_win_rate": _matrix(board.predicted_win_rate),
+        },
+        counts=_counts_json(result.counts) if result.counts is not None else None,
+        top_slot_p=_num(top.p) if top else None,
+        top_slot_lower=_num(top.lower) if top else None,
+        top_slot_upper=_num(top.upper) if top else None,
+        scale_label=board.scale_label[:300],
+        anchor_applied=bool(board.anchor_applied),
+        robustness=_robustness_json(board, config),
+        controlled=result.controlled.to_json() if result.controlled else None,
+    )
+
+
 def publish(
     *,
     results: list[SliceResult],
@@ -347,27 +445,7 @@ def publish(
     public_ids = set(public_models() if public_ids is None else public_ids)
     latency = served_latency()  # read before the transaction: it writes nothing
     with transaction.atomic():
-        fields = {
-            "status": Snapshot.Status.PUBLISHED,
-            "computed_at": timezone.now(),
-            "trigger": trigger,
-            "method": config.method,
-            "intervals": _intervals_label(results, cells),
-            "weights": config.weights,
-            "weights_label": next((r.weights_label for r in results if r.key == OVERALL), "")[:200],
-            "rounds": config.rounds if config.method == "bootstrap" else 0,
-            "seed": config.seed,
-            "anchor": config.anchor.key if config.anchor is not None else "",
-            "anchor_value": config.anchor_value,
-            "battles": cells.battles,
-            "users": cells.users,
-            "simulated_battles": cells.simulated,
-            "userless_battles": cells.userless,
-            "held_battles": held_battles(),
-            "aggregate_seconds": timings["aggregate"],
-            "fit_seconds": timings["fit"],
-            "duration_seconds": time.perf_counter() - timings["started"],
-        }
+        fields = _snapshot_fields(results, cells, config, trigger, timings)
         if snapshot is None:
             snapshot = Snapshot.objects.create(**fields)
         else:
@@ -377,29 +455,7 @@ def publish(
         overall: dict[int, SnapshotRow] = {}
         all_rows: list[SnapshotRow] = []
         for result in results:
-            board = result.board
-            top = board.top_slot or (result.adjusted.top_slot if result.adjusted else None)
-            slice_ = SnapshotSlice.objects.create(
-                snapshot=snapshot,
-                key=result.key,
-                dimension=result.dimension,
-                value=result.value,
-                battles=int(board.total_battles),
-                models_order=list(board.models),
-                matrices={
-                    "win_fraction": _matrix(board.win_fraction),
-                    "battle_count": _matrix(board.battle_count),
-                    "predicted_win_rate": _matrix(board.predicted_win_rate),
-                },
-                counts=_counts_json(result.counts) if result.counts is not None else None,
-                top_slot_p=_num(top.p) if top else None,
-                top_slot_lower=_num(top.lower) if top else None,
-                top_slot_upper=_num(top.upper) if top else None,
-                scale_label=board.scale_label[:300],
-                anchor_applied=bool(board.anchor_applied),
-                robustness=_robustness_json(board, config),
-                controlled=result.controlled.to_json() if result.controlled else None,
-            )
+            slice_ = _create_slice(snapshot, result, config)
             rows = _rows_for(result, ids, public_ids, overall, latency)
             if result.key == OVERALL:
                 overall = {r.model_id: r for r in rows if r.rank is not None}
@@ -416,7 +472,7 @@ def prune_snapshots(*, keep_all_days: int) -> int:
     old = list(
         Snapshot.objects.filter(computed_at__lt=cutoff).values_list("id", "computed_at", "status")
     )
-    last_of_day: dict = {}
+    last_of_day: dict[date, int] = {}
     for sid, at, status in old:
         if status == Snapshot.Status.PUBLISHED and sid > last_of_day.get(at.date(), 0):
             last_of_day[at.date()] = sid
@@ -430,7 +486,7 @@ def prune_snapshots(*, keep_all_days: int) -> int:
 def recompute(
     *,
     trigger: str = "manual",
-    progress: Callable[[list], Iterable] = lambda jobs: jobs,
+    progress: Progress = lambda jobs: jobs,
     full: bool = False,
 ) -> Snapshot:
     """Recompute every slice and publish the snapshot. On failure, record it and re-raise.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import NotRequired, TypedDict
 
 import numpy as np
 from django.core.cache import cache
@@ -16,6 +17,107 @@ from .models import Snapshot, SnapshotRow, SnapshotSlice
 from .slice_labels import category_label
 
 GROUPED_FIELDS = ("a", "b", "outcome", "count")
+
+Matrix = list[list[float]]
+
+
+class SnapshotMeta(TypedDict):
+    id: int
+    computed_at: str
+    battles: int
+    users: int
+    simulated_battles: int
+    userless_battles: int
+    held_battles: int
+    method: str
+    intervals: str
+    weights: str
+    weights_label: str
+    bootstrap_rounds: int
+    seed: int
+    anchor: str | None
+    anchor_value: float
+    duration_seconds: float
+
+
+class SmallSample(TypedDict):
+    min: int
+    max: int
+
+
+class TopSlot(TypedDict):
+    p: float
+    lower: float | None
+    upper: float | None
+
+
+class BoardCategory(TypedDict):
+    key: str
+    dimension: str
+    value: str
+    label: str
+    battles: int
+    scale_label: str
+    anchor_applied: bool
+    robustness: list[dict[str, object]]
+    small_sample: SmallSample | None
+    controlled: dict[str, object] | None
+    top_slot: TopSlot | None
+
+
+class BoardRow(TypedDict):
+    model: str
+    display_name: str
+    organization: str
+    license: str
+    rating: float | None
+    ci_lower: float | None
+    ci_upper: float | None
+    bootstrap_median: float | None
+    rank: int | None
+    rank_change: int | None
+    rank_change_clear: bool | None
+    votes: int
+    avg_win_rate: float | None
+    position_adjusted_rating: float | None
+    controlled_rating: float | None
+    controlled_ci_lower: float | None
+    controlled_ci_upper: float | None
+    controlled_rank: int | None
+    latency_p50_ms: float | None
+    latency_p90_ms: float | None
+    latency_samples: int | None
+
+
+class Board(TypedDict):
+    snapshot: SnapshotMeta
+    category: BoardCategory
+    models: list[BoardRow]
+    matrices: dict[str, Matrix]
+    has_latency: NotRequired[bool]
+
+
+class Category(TypedDict):
+    key: str
+    dimension: str
+    value: str
+    label: str
+    battles: int
+
+
+class ModelSlice(TypedDict):
+    key: str
+    dimension: str
+    value: str
+    label: str
+    rating: float | None
+    ci_lower: float | None
+    ci_upper: float | None
+    rank: int | None
+    rank_change: int | None
+    rank_change_clear: bool | None
+    votes: int
+
 
 # --- Published snapshots -------------------------------------------------------------
 PUBLISHED_KEY = "lb:published-id"
@@ -36,7 +138,7 @@ def published_snapshot_id() -> int | None:
 
 
 def _read_published_id() -> int | None:
-    sid = cache.get(PUBLISHED_KEY)
+    sid: int | None = cache.get(PUBLISHED_KEY)
     if sid is None:
         sid = (
             Snapshot.objects.filter(status=Snapshot.Status.PUBLISHED)
@@ -58,7 +160,7 @@ def snapshot_published_at(*, snapshot_id: int) -> dt.datetime | None:
     key = f"lb:published-at:{snapshot_id}"
 
     def load() -> dt.datetime | None:
-        at = cache.get(key)
+        at: dt.datetime | None = cache.get(key)
         if at is None:
             at = (
                 Snapshot.objects.filter(pk=snapshot_id, status=Snapshot.Status.PUBLISHED)
@@ -73,7 +175,7 @@ def snapshot_published_at(*, snapshot_id: int) -> dt.datetime | None:
     return value if isinstance(value, dt.datetime) else None
 
 
-def _snapshot_meta(s: Snapshot) -> dict:
+def _snapshot_meta(s: Snapshot) -> SnapshotMeta:
     return {
         "id": s.pk,
         "computed_at": s.computed_at.isoformat(),
@@ -94,7 +196,7 @@ def _snapshot_meta(s: Snapshot) -> dict:
     }
 
 
-def _robustness(entries: list[dict]) -> list[dict]:
+def _robustness(entries: list[dict[str, str]]) -> list[dict[str, object]]:
     """The stored places' robustness with display names (entries of an older layout, which
     only compared neighbours, are left out)."""
     entries = [e for e in entries if "searched" in e]
@@ -112,14 +214,63 @@ def _robustness(entries: list[dict]) -> list[dict]:
     ]
 
 
-def small_sample(votes: list[int]) -> dict | None:
+def small_sample(votes: list[int]) -> SmallSample | None:
     """{min, max} votes per model when the median is below SMALL_SAMPLE_VOTES, else None."""
     if not votes or sorted(votes)[len(votes) // 2] >= SMALL_SAMPLE_VOTES:
         return None
     return {"min": min(votes), "max": max(votes)}
 
 
-def _build_board(snapshot_id: int, category: str) -> dict | None:
+def _board_category(slice_: SnapshotSlice, rows: list[SnapshotRow]) -> BoardCategory:
+    return {
+        "key": slice_.key,
+        "dimension": slice_.dimension,
+        "value": slice_.value,
+        "label": category_label(slice_.dimension, slice_.value),
+        "battles": slice_.battles,
+        "scale_label": slice_.scale_label,
+        "anchor_applied": slice_.anchor_applied,
+        "robustness": _robustness(slice_.robustness),
+        "small_sample": None if slice_.key == "overall" else small_sample([r.votes for r in rows]),
+        # Overall board: the controlled fit's coefficients and what it read (None elsewhere).
+        "controlled": slice_.controlled,
+        "top_slot": None
+        if slice_.top_slot_p is None
+        else {
+            "p": slice_.top_slot_p,
+            "lower": slice_.top_slot_lower,
+            "upper": slice_.top_slot_upper,
+        },
+    }
+
+
+def _board_row(r: SnapshotRow) -> BoardRow:
+    return {
+        "model": r.model.key,
+        "display_name": r.model.display_name,
+        "organization": r.model.organization,
+        "license": r.model.license,
+        "rating": r.rating,
+        "ci_lower": r.ci_lower,
+        "ci_upper": r.ci_upper,
+        "bootstrap_median": r.median,
+        "rank": r.rank,
+        "rank_change": r.rank_change,
+        "rank_change_clear": r.rank_change_clear,
+        "votes": r.votes,
+        "avg_win_rate": r.avg_win_rate,
+        "position_adjusted_rating": r.adjusted_rating,
+        "controlled_rating": r.controlled_rating,
+        "controlled_ci_lower": r.controlled_ci_lower,
+        "controlled_ci_upper": r.controlled_ci_upper,
+        "controlled_rank": r.controlled_rank,
+        "latency_p50_ms": r.latency_p50_ms,
+        "latency_p90_ms": r.latency_p90_ms,
+        "latency_samples": r.latency_samples,
+    }
+
+
+def _build_board(snapshot_id: int, category: str) -> Board | None:
     slice_ = (
         SnapshotSlice.objects.select_related("snapshot")
         .filter(snapshot_id=snapshot_id, key=category)
@@ -133,73 +284,28 @@ def _build_board(snapshot_id: int, category: str) -> dict | None:
         .order_by("rank", "-rating")
     )
     shown = [r.model.key for r in rows]
-    order = slice_.models_order
+    order: list[str] = slice_.models_order
     index = [order.index(k) for k in shown]
 
-    def sub(matrix):
+    def sub(matrix: Matrix) -> Matrix:
         return [[matrix[i][j] for j in index] for i in index]
 
+    matrices: dict[str, Matrix] = slice_.matrices
     return {
         "snapshot": _snapshot_meta(slice_.snapshot),
-        "category": {
-            "key": slice_.key,
-            "dimension": slice_.dimension,
-            "value": slice_.value,
-            "label": category_label(slice_.dimension, slice_.value),
-            "battles": slice_.battles,
-            "scale_label": slice_.scale_label,
-            "anchor_applied": slice_.anchor_applied,
-            "robustness": _robustness(slice_.robustness),
-            "small_sample": None
-            if slice_.key == "overall"
-            else small_sample([r.votes for r in rows]),
-            # Overall board: the controlled fit's coefficients and what it read (None elsewhere).
-            "controlled": slice_.controlled,
-            "top_slot": None
-            if slice_.top_slot_p is None
-            else {
-                "p": slice_.top_slot_p,
-                "lower": slice_.top_slot_lower,
-                "upper": slice_.top_slot_upper,
-            },
-        },
-        "models": [
-            {
-                "model": r.model.key,
-                "display_name": r.model.display_name,
-                "organization": r.model.organization,
-                "license": r.model.license,
-                "rating": r.rating,
-                "ci_lower": r.ci_lower,
-                "ci_upper": r.ci_upper,
-                "bootstrap_median": r.median,
-                "rank": r.rank,
-                "rank_change": r.rank_change,
-                "rank_change_clear": r.rank_change_clear,
-                "votes": r.votes,
-                "avg_win_rate": r.avg_win_rate,
-                "position_adjusted_rating": r.adjusted_rating,
-                "controlled_rating": r.controlled_rating,
-                "controlled_ci_lower": r.controlled_ci_lower,
-                "controlled_ci_upper": r.controlled_ci_upper,
-                "controlled_rank": r.controlled_rank,
-                "latency_p50_ms": r.latency_p50_ms,
-                "latency_p90_ms": r.latency_p90_ms,
-                "latency_samples": r.latency_samples,
-            }
-            for r in rows
-        ],
-        "matrices": {name: sub(m) for name, m in slice_.matrices.items()},
+        "category": _board_category(slice_, rows),
+        "models": [_board_row(r) for r in rows],
+        "matrices": {name: sub(m) for name, m in matrices.items()},
     }
 
 
-def board(*, category: str = "overall", snapshot_id: int | None = None) -> dict | None:
+def board(*, category: str = "overall", snapshot_id: int | None = None) -> Board | None:
     """The public board of one category of a snapshot (default: the published one), cached."""
     sid = snapshot_id or published_snapshot_id()
     if sid is None:
         return None
     key = f"lb:board:{sid}:{category}"
-    data = cache.get(key)
+    data: Board | None = cache.get(key)
     if data is None:
         data = _build_board(sid, category)
         if data is None:
@@ -209,13 +315,13 @@ def board(*, category: str = "overall", snapshot_id: int | None = None) -> dict 
     return data
 
 
-def categories(*, snapshot_id: int | None = None) -> list[dict]:
+def categories(*, snapshot_id: int | None = None) -> list[Category]:
     """Slices of the published snapshot with their dimension and battle counts."""
     sid = snapshot_id or published_snapshot_id()
     if sid is None:
         return []
     key = f"lb:categories:{sid}"
-    data = cache.get(key)
+    data: list[Category] | None = cache.get(key)
     if data is None:
         data = [
             {"key": k, "dimension": d, "value": v, "label": category_label(d, v), "battles": n}
@@ -239,7 +345,7 @@ def retired_count() -> int:
     return ArenaModel.objects.filter(visibility=Visibility.RETIRED).count()
 
 
-def retired_models(*, category: str = "overall") -> list[dict]:
+def retired_models(*, category: str = "overall") -> list[dict[str, object]]:
     """Retired models with their last line on this category's board while they were public."""
     last_row = (
         SnapshotRow.objects.filter(
@@ -259,7 +365,7 @@ def retired_models(*, category: str = "overall") -> list[dict]:
     rows = SnapshotRow.objects.select_related("slice__snapshot").in_bulk(
         [m.last_row for m in retired if m.last_row is not None]
     )
-    out = []
+    out: list[dict[str, object]] = []
     for m in retired:
         row = rows.get(m.last_row)
         out.append(
@@ -277,11 +383,11 @@ def retired_models(*, category: str = "overall") -> list[dict]:
     return out
 
 
-def model_history(*, model_id: int) -> list[dict]:
+def model_history(*, model_id: int) -> list[dict[str, object]]:
     """The model's overall rating in every kept snapshot, oldest first."""
     sid = published_snapshot_id()
     key = f"lb:history:{sid}:{model_id}"
-    data = cache.get(key)
+    data: list[dict[str, object]] | None = cache.get(key)
     if data is None:
         rows = (
             SnapshotRow.objects.filter(
@@ -310,7 +416,7 @@ def model_history(*, model_id: int) -> list[dict]:
     return data
 
 
-def model_slices(*, model_id: int) -> list[dict]:
+def model_slices(*, model_id: int) -> list[ModelSlice]:
     """The model's line on every slice board of the published snapshot."""
     sid = published_snapshot_id()
     if sid is None:
@@ -350,7 +456,7 @@ def model_slices(*, model_id: int) -> list[dict]:
     ]
 
 
-def model_opponents(*, board_data: dict, key: str) -> list[dict]:
+def model_opponents(*, board_data: Board, key: str) -> list[dict[str, object]]:
     """Observed and predicted win rate of `key` against each public opponent."""
     keys = [m["model"] for m in board_data["models"]]
     if key not in keys:

@@ -14,6 +14,7 @@ needs). Results are cached per snapshot id, like the boards.
 from __future__ import annotations
 
 import math
+from typing import Any, TypedDict
 
 from django.core.cache import cache
 
@@ -26,6 +27,44 @@ from .models import SnapshotRow, SnapshotSlice
 from .slice_labels import value_label
 
 DEFAULT_DIMENSION = "task_type"
+
+
+class SliceCell(TypedDict):
+    rating: float | None
+    ci_lower: float | None
+    ci_upper: float | None
+    votes: int
+    rank: int | None
+    rank_change: int | None
+    rank_change_clear: bool | None
+    avg_win_rate: float | None
+
+
+class SliceValue(TypedDict):
+    value: str
+    label: str
+    key: str
+    battles: int
+    small_sample: selectors.SmallSample | None
+
+
+class SliceModel(TypedDict):
+    model: str
+    display_name: str
+    overall_rating: float | None
+    cells: list[SliceCell | None]
+
+
+class SliceAnalysis(TypedDict):
+    snapshot: selectors.SnapshotMeta | dict[str, int]
+    dimension: str
+    label: str
+    values: list[SliceValue]
+    models: list[SliceModel]
+    # analysis.slice_test's own JSON (TestResult.to_dict), less the ratings.
+    test: dict[str, Any] | None
+
+
 _VALUE_ORDER = {"task_type": TASK_TYPES, "context_bucket": CONTEXT_BUCKETS}
 
 
@@ -41,41 +80,41 @@ def _ordered(dimension: str, slices: list[SnapshotSlice]) -> list[SnapshotSlice]
     return sorted(slices, key=lambda s: (-s.battles, s.value))
 
 
-def _build(sid: int, dimension: str) -> dict:
-    slices = _ordered(
-        dimension,
-        list(
-            SnapshotSlice.objects.filter(snapshot_id=sid, dimension=dimension).only(
-                "id", "key", "value", "battles", "models_order", "matrices"
-            )
-        ),
-    )
-    overall = selectors.board(category="overall", snapshot_id=sid)
-    # Reference ranking for Kendall's tau: every rated model of the overall board (the test
-    # uses all models in the matrices; only aggregate numbers are shown, no private names).
-    reference = {
+def _reference(sid: int) -> dict[str, float]:
+    """Reference ranking for Kendall's tau: every rated model of the overall board (the test
+    uses all models in the matrices; only aggregate numbers are shown, no private names)."""
+    return {
         key: float(rating)
         for key, rating in SnapshotRow.objects.filter(
             slice__snapshot_id=sid, slice__key="overall", rating__isnull=False
         ).values_list("model__key", "rating")
         if rating is not None
     }
+
+
+def _test(sid: int, dimension: str, slices: list[SnapshotSlice]) -> dict[str, Any] | None:
     counts = {
         s.value: PairCounts.from_matrices(
             s.models_order, s.matrices["battle_count"], s.matrices["win_fraction"]
         )
         for s in slices
     }
-    test = slice_test(counts, reference=reference) if counts else None
-    test_dict = None
-    if test is not None:
-        test_dict = test.to_dict()
-        test_dict.pop("pooled_ratings")
-        for value in test_dict["values"]:
-            value.pop("ratings")
-            value["label"] = value_label(dimension, value["value"])
+    test = slice_test(counts, reference=_reference(sid)) if counts else None
+    if test is None:
+        return None
+    test_dict = test.to_dict()
+    test_dict.pop("pooled_ratings")
+    for value in test_dict["values"]:
+        value.pop("ratings")
+        value["label"] = value_label(dimension, value["value"])
+    return test_dict
 
-    cells: dict[str, dict[str, dict]] = {}
+
+def _cells(
+    slices: list[SnapshotSlice],
+) -> tuple[dict[str, dict[str, SliceCell]], dict[str, str]]:
+    """Each public model's cell on each value's board, and the models' display names."""
+    cells: dict[str, dict[str, SliceCell]] = {}
     names: dict[str, str] = {}
     for (
         key,
@@ -113,6 +152,21 @@ def _build(sid: int, dimension: str) -> dict:
             "rank_change_clear": clear,
             "avg_win_rate": _finite(awr),
         }
+    return cells, names
+
+
+def _build(sid: int, dimension: str) -> SliceAnalysis:
+    slices = _ordered(
+        dimension,
+        list(
+            SnapshotSlice.objects.filter(snapshot_id=sid, dimension=dimension).only(
+                "id", "key", "value", "battles", "models_order", "matrices"
+            )
+        ),
+    )
+    overall = selectors.board(category="overall", snapshot_id=sid)
+    test_dict = _test(sid, dimension, slices)
+    cells, names = _cells(slices)
     order = [m["model"] for m in overall["models"]] if overall else []
     order += sorted(k for k in cells if k not in order)
     values = [s.value for s in slices]
@@ -150,7 +204,7 @@ def _build(sid: int, dimension: str) -> dict:
     }
 
 
-def slice_analysis(*, dimension: str, snapshot_id: int | None = None) -> dict | None:
+def slice_analysis(*, dimension: str, snapshot_id: int | None = None) -> SliceAnalysis | None:
     """The table and test for one dimension of a snapshot (default: published), cached."""
     if dimension not in DIMENSIONS:
         raise KeyError(dimension)
@@ -158,7 +212,7 @@ def slice_analysis(*, dimension: str, snapshot_id: int | None = None) -> dict | 
     if sid is None:
         return None
     key = f"lb:slices:{sid}:{dimension}"
-    data = cache.get(key)
+    data: SliceAnalysis | None = cache.get(key)
     if data is None:
         data = _build(sid, dimension)
         cache.set(key, data, selectors.BOARD_TTL)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import InterfaceError, OperationalError
@@ -28,18 +28,21 @@ from .recompute import DIED, mark_dead_runs, recompute
 log = logging.getLogger(__name__)
 STATUS_KEY = "lb:recompute-status"
 LOCK_NAME = "recompute"
+# What the admin's "Recompute now" page reads: state, at, trigger and what the run reported.
+Status = dict[str, str | int | float]
 
 
-def set_status(state: str, **extra) -> None:
+def set_status(state: str, **extra: str | int | float) -> None:
     """What the admin's "Recompute now" page shows: queued, running, done, failed or busy."""
     cache.set(STATUS_KEY, {"state": state, "at": timezone.now().isoformat(), **extra}, 24 * 3600)
 
 
-def get_status() -> dict | None:
-    return cache.get(STATUS_KEY)
+def get_status() -> Status | None:
+    status: Status | None = cache.get(STATUS_KEY)
+    return status
 
 
-def true_status() -> dict | None:
+def true_status() -> Status | None:
     """The status as it really is: a "running" whose lease is gone is a run that died.
 
     The cached status says what the last run *said*; a run killed mid-way never says
@@ -66,7 +69,7 @@ def true_status() -> dict | None:
     max_retries=5,
 )
 def recompute_leaderboard(
-    self, trigger: str = "beat", unless_published: int | None = None
+    self: Task[..., int | None], trigger: str = "beat", unless_published: int | None = None
 ) -> int | None:
     """Recompute and publish; returns the snapshot id, or None when another run holds the
     lock (or, with `unless_published`, when that run's snapshot was published)."""
@@ -138,7 +141,7 @@ def running_snapshot() -> Snapshot | None:
     retry_backoff_max=45,
     max_retries=5,
 )
-def reconcile_counts(self) -> dict | None:
+def reconcile_counts(self: Task[..., dict[str, int] | None]) -> dict[str, int] | None:
     """Nightly: check the maintained battle counts against a full count (and repair them).
 
     Under the recompute lease, so it never interleaves with a recompute's refresh; a
