@@ -42,6 +42,12 @@
     });
   }
 
-  new MutationObserver(fix).observe(root, {childList: true, subtree: true});
+  // Once per frame however many nodes Swagger UI adds in it.
+  var queued = false;
+  new MutationObserver(function () {
+    if (queued) { return; }
+    queued = true;
+    requestAnimationFrame(function () { queued = false; fix(); });
+  }).observe(root, {childList: true, subtree: true});
   fix();
 })();
