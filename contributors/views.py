@@ -21,6 +21,7 @@ from core.throttles import ACCOUNT_THROTTLES, READ_THROTTLES
 from ingest.extension_serializers import UserIdSerializer
 from ingest.pseudonyms import pseudonymise_user
 from leaderboard import selectors as lb_selectors
+from leaderboard.provisional import min_votes
 
 from . import charts, selectors, services
 from .models import Contributor
@@ -153,11 +154,16 @@ class UserScoresView(APIView):
 def _page(request: HttpRequest, contributor: Contributor, *, private: bool) -> HttpResponse:
     context = selectors.personal_page(contributor=contributor)
     chart = charts.rank_history(context["history"], context["checkpoints"])
+    # As on the main board: models below its vote minimum are listed apart, as provisional.
+    current = context["current"]
     response = render(
         request,
         "contributors/personal.html",
         {
             **context,
+            "ranked": [s for s in current if not s.get("provisional")],
+            "provisional": [s for s in current if s.get("provisional")],
+            "board_min_votes": min_votes(),
             "private": private,
             "board": lb_selectors.board(),
             "charts": [("rank-history", chart)] if chart else [],

@@ -2,7 +2,8 @@
 // templates/leaderboard/_charts.html), once the figure comes near the viewport: a visitor who
 // never scrolls to the charts never downloads or runs plotly.js. The figure is adapted to
 // the width it gets: on phones, category charts turn horizontal (every name readable),
-// heatmaps keep readable cells and scroll sideways, the toolbar goes, values show on touch.
+// heatmaps keep readable cells and scroll sideways (their row names stay in view), the toolbar
+// goes, values show on touch.
 (function () {
   "use strict";
   var NARROW = 640; // px of plot width below which the phone layout applies
@@ -194,9 +195,45 @@
     var el = this.el;
     var placeholder = this.plot.querySelector(".plot-placeholder");
     if (placeholder) { placeholder.remove(); }
+    var chart = this;
+    var heat = a.data.some(function (t) { return t.type === "heatmap"; });
     return Plotly.react(this.plot, a.data, a.layout, config(width)).then(function () {
+      chart.rowLabels(scrolls && heat);
       el.dataset.rendered = "true";
     });
+  };
+
+  Chart.prototype.rowLabels = function (show) {
+    // A heatmap that scrolls sideways would take its row names with it: a copy of them is
+    // laid over the box's left edge, outside the scrolled plot, where they stay like a table's
+    // sticky first column. Decorative for screen readers: the table below carries the names.
+    var old = this.el.querySelector(".row-labels");
+    if (old) { old.remove(); }
+    var ticks = [].slice.call(this.plot.querySelectorAll(".yaxislayer-above .ytick text"));
+    var area = this.plot.querySelector(".nsewdrag");
+    if (!show || !ticks.length || !area) { return; }
+    var box = this.wrap.getBoundingClientRect();
+    var plot = area.getBoundingClientRect();
+    var rects = ticks.map(function (t) { return t.getBoundingClientRect(); });
+    var left = Math.min.apply(null, rects.map(function (r) { return r.left; })) - 4;
+    var column = document.createElement("div");
+    column.className = "row-labels";
+    column.setAttribute("aria-hidden", "true");
+    column.style.left = this.wrap.offsetLeft + (left - box.left) + "px";
+    column.style.top = this.wrap.offsetTop + (plot.top - box.top) + "px";
+    column.style.width = plot.left - left + "px";
+    column.style.height = plot.height + "px";
+    ticks.forEach(function (t, i) {
+      var label = document.createElement("span");
+      label.textContent = t.textContent;
+      label.style.top = rects[i].top + rects[i].height / 2 - plot.top + "px";
+      label.style.right = plot.left - rects[i].right + "px";
+      label.style.fontFamily = t.style.fontFamily;
+      label.style.fontSize = t.style.fontSize;
+      label.style.color = t.style.fill;
+      column.appendChild(label);
+    });
+    this.el.appendChild(column);
   };
 
   var charts = [].map.call(document.querySelectorAll("figure.chart"), function (el) { return new Chart(el); });

@@ -72,6 +72,7 @@ def test_navigation_api_docs_and_code_blocks(live_server, site, page):
         "() => document.body.innerText.includes('Code Completion Arena API')", timeout=30_000
     )
     # Operation paths are text inside their toggle, not links nested in a button.
+    page.wait_for_selector(".opblock-summary-control", timeout=30_000)
     assert page.locator(".opblock-summary-control a[href]").count() == 0
     assert page.locator(".opblock-summary-control").count() > 3
     page.locator("header a", has_text="Code Completion Arena").click()

@@ -102,6 +102,21 @@ def test_phone_layout_keeps_names_readable(live_server, site, browser):
     wrap = page.locator("#chart-win-fraction .plot-wrap")
     assert wrap.evaluate("el => el.scrollWidth > el.clientWidth")
     assert wrap.get_attribute("tabindex") == "0"
+    # Scrolled to its far end, its row names are still in view: a copy over the box's edge.
+    wrap.evaluate("el => { el.scrollLeft = el.scrollWidth; }")
+    rows = page.evaluate(
+        """() => {
+            const f = document.querySelector('#chart-win-fraction');
+            const box = f.querySelector('.plot-wrap').getBoundingClientRect();
+            const seen = el => { const r = el.getBoundingClientRect();
+                return r.width > 0 && r.left >= box.left - 1 && r.right <= box.right + 1; };
+            const ticks = [...f.querySelectorAll('.ytick text')];
+            return {names: ticks.map(t => t.textContent), plotNamesSeen: ticks.filter(seen).length,
+                    kept: [...f.querySelectorAll('.row-labels span')].filter(seen).map(s => s.textContent)};
+        }"""
+    )
+    assert len(rows["names"]) == page.locator("#board tbody tr").count()
+    assert rows["plotNamesSeen"] == 0 and rows["kept"] == rows["names"]
     # No toolbar over the titles on a phone.
     assert page.locator("#chart-intervals .modebar").count() == 0
     context.close()

@@ -131,7 +131,7 @@ def test_contributor_pages(api, client, published):
     assert Battle.objects.filter(user_hash=pseudonymise_user(USER)).count() == 40
 
 
-def test_votes_on_provisional_models_are_kept_and_marked(api, published):
+def test_votes_on_provisional_models_are_kept_and_marked(api, client, published):
     from tests.factories import ArenaModelFactory
 
     ArenaModelFactory(key="newcomer-1")  # public, no battles: below the board's minimum
@@ -144,6 +144,19 @@ def test_votes_on_provisional_models_are_kept_and_marked(api, published):
     assert by_model["newcomer-1"]["provisional"] is True and by_model["newcomer-1"]["votes"] == 12
     assert all("provisional" not in s for k, s in by_model.items() if k != "newcomer-1")
     assert sum(s["votes"] for s in last) == 2 * 24
+    # The personal page lists it apart, marked, as the main board does; the others are ranked.
+    r = api.put(
+        "/users",
+        data=json.dumps({"userId": USER, "username": "ada"}),
+        content_type="application/json",
+    )
+    assert r.status_code == 200
+    html = client.get("/contributors/ada/").content.decode()
+    ranked, rest = html.split('<section id="provisional">')
+    provisional = rest.split("</section>")[0]
+    assert "newcomer-1" not in ranked and all(k in ranked for k in keys)
+    assert "-vote minimum" in provisional and 'class="badge provisional"' in provisional
+    assert "newcomer-1" in provisional and not any(k in provisional for k in keys)
 
 
 def test_a_panel_before_the_first_board(api, db):
