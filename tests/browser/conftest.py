@@ -51,3 +51,28 @@ def page(browser):
     pg.on("dialog", on_dialog)
     yield pg
     context.close()
+
+
+@pytest.fixture
+def site(transactional_db, monkeypatch):
+    """A simulated arena's published board with external scores and correlations."""
+    import io
+
+    from django.core.management import call_command
+
+    from external import tasks as external_tasks
+    from external.services import compute_correlations, import_demo_scores, seed_external_aliases
+    from leaderboard.models import RatingConfig
+    from leaderboard.recompute import recompute
+
+    config = RatingConfig.current()
+    config.rounds, config.slice_rounds = 50, 30
+    config.save()
+    call_command("simulate_battles", "--battles", "4000", "--seed", "5", stdout=io.StringIO())
+    seed_external_aliases()
+    import_demo_scores()
+    # No worker here: the correlations are computed in this process instead of queued.
+    monkeypatch.setattr(external_tasks.compute_correlations_task, "delay", lambda **kw: None)
+    snapshot = recompute(trigger="test")
+    compute_correlations(snapshot_id=snapshot.pk)
+    return snapshot

@@ -5,19 +5,12 @@ critical."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from catalogue.models import ArenaModel
 from contributors.services import register
-from external import tasks as external_tasks
-from external.services import compute_correlations, import_demo_scores, seed_external_aliases
-from leaderboard.models import RatingConfig
-from leaderboard.recompute import recompute
 from leaderboard.selectors import board
 from tests.ingest.payloads import completion_item
 
@@ -45,16 +38,8 @@ BLOCKING = ("serious", "critical")
 
 
 @pytest.fixture
-def site(transactional_db, monkeypatch):
-    config = RatingConfig.current()
-    config.rounds, config.slice_rounds = 50, 30
-    config.save()
-    call_command("simulate_battles", "--battles", "4000", "--seed", "5", stdout=io.StringIO())
-    seed_external_aliases()
-    import_demo_scores()
-    monkeypatch.setattr(external_tasks.compute_correlations_task, "delay", lambda **kw: None)
-    snapshot = recompute(trigger="test")
-    compute_correlations(snapshot_id=snapshot.pk)
+def site(site):
+    """The shared site, plus a contributor with a personal board and a provisional model."""
     # A contributor with a personal board, its chart, and a model below the board's minimum.
     ArenaModel.objects.create(key="brand-new-model", display_name="Brand New Model")
     keys = [m["model"] for m in board()["models"]][:3]

@@ -4,16 +4,9 @@ every chart area still says what it holds; the API docs fetch nothing from the i
 
 from __future__ import annotations
 
-import io
 from urllib.parse import urlsplit
 
 import pytest
-from django.core.management import call_command
-
-from external import tasks as external_tasks
-from external.services import compute_correlations, import_demo_scores, seed_external_aliases
-from leaderboard.models import RatingConfig
-from leaderboard.recompute import recompute
 
 from .helpers import charts_rendered, overflow
 
@@ -31,19 +24,6 @@ PAGES = [
     "/take-part/",
     "/compare/?a=deepseek-coder-fim&b=codestral-2405",
 ]
-
-
-@pytest.fixture
-def site(transactional_db, monkeypatch):
-    config = RatingConfig.current()
-    config.rounds, config.slice_rounds = 50, 30
-    config.save()
-    call_command("simulate_battles", "--battles", "4000", "--seed", "5", stdout=io.StringIO())
-    seed_external_aliases()
-    import_demo_scores()
-    monkeypatch.setattr(external_tasks.compute_correlations_task, "delay", lambda **kw: None)
-    snapshot = recompute(trigger="test")
-    compute_correlations(snapshot_id=snapshot.pk)
 
 
 def chart_content(page) -> list[str]:

@@ -4,15 +4,7 @@ the rank header's sort arrow stays in its own (sticky) cell; `/external/` reads 
 
 from __future__ import annotations
 
-import io
-
 import pytest
-from django.core.management import call_command
-
-from external import tasks as external_tasks
-from external.services import compute_correlations, import_demo_scores, seed_external_aliases
-from leaderboard.models import RatingConfig
-from leaderboard.recompute import recompute
 
 pytestmark = pytest.mark.integration
 
@@ -47,19 +39,6 @@ CLIPPED = """() => [...document.querySelectorAll('main table')].filter(t => t.of
           cue: !!(cue && cue.classList.contains('scroll-cue') && cue.offsetParent !== null),
           firstSticky: sticky(first), headSticky: sticky(head)};
 })"""
-
-
-@pytest.fixture
-def site(transactional_db, monkeypatch):
-    config = RatingConfig.current()
-    config.rounds, config.slice_rounds = 50, 30
-    config.save()
-    call_command("simulate_battles", "--battles", "4000", "--seed", "5", stdout=io.StringIO())
-    seed_external_aliases()
-    import_demo_scores()
-    monkeypatch.setattr(external_tasks.compute_correlations_task, "delay", lambda **kw: None)
-    snapshot = recompute(trigger="test")
-    compute_correlations(snapshot_id=snapshot.pk)
 
 
 @pytest.mark.parametrize("width", [390, 1400])
