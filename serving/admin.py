@@ -13,9 +13,11 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import redirect
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
+
+from core.admin_base import ChangeContextAdmin, admin_route
 
 from .fitting import fit_pair_distribution
 from .models import ModelProvider, PairDistribution, SamplingConfig
@@ -60,7 +62,7 @@ class ModelProviderAdmin(admin.ModelAdmin[ModelProvider]):
 
 
 @admin.register(SamplingConfig)
-class SamplingConfigAdmin(admin.ModelAdmin[SamplingConfig]):
+class SamplingConfigAdmin(ChangeContextAdmin[SamplingConfig]):
     change_form_template = "admin/serving/samplingconfig/change_form.html"
     fields = (
         "tau_seconds",
@@ -88,11 +90,7 @@ class SamplingConfigAdmin(admin.ModelAdmin[SamplingConfig]):
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path(
-                "fit/",
-                self.admin_site.admin_view(self.fit_view),
-                name="serving_samplingconfig_fit",
-            ),
+            admin_route(self, "fit/", self.fit_view, "serving_samplingconfig_fit"),
             *super().get_urls(),
         ]
 
@@ -109,13 +107,7 @@ class SamplingConfigAdmin(admin.ModelAdmin[SamplingConfig]):
             reverse("admin:serving_samplingconfig_change", args=[SamplingConfig.current().pk])
         )
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
         config = SamplingConfig.current()
         dist = latest_distribution()
         providers = served_providers()
@@ -129,15 +121,12 @@ class SamplingConfigAdmin(admin.ModelAdmin[SamplingConfig]):
             information_weight=config.information_weight,
         )
         missing = [p.model.key for p in providers if not p.key_present]
-        context = {
+        return {
             "table": table,
             "distribution": dist,
             "missing_keys": missing,
             "fit_url": reverse("admin:serving_samplingconfig_fit"),
         }
-        return super().change_view(
-            request, object_id, form_url, {**(extra_context or {}), **context}
-        )
 
 
 @admin.register(PairDistribution)
