@@ -249,7 +249,10 @@ def implausible_latency() -> list[Finding]:
     ]
 
 
-def rigging_scores() -> tuple[list[str], list[str], UserScores]:
+Scored = tuple[list[str], list[str], UserScores]  # users, model keys, their scores
+
+
+def rigging_scores() -> Scored:
     """Presence and affinity of every recent user: the users, the model keys (indexed as in
     the scores) and the scores, with each UTC day's votes of the other users as presence's
     reference (pairs are not served uniformly, and models come and go)."""
@@ -277,8 +280,8 @@ def rigging_scores() -> tuple[list[str], list[str], UserScores]:
     return users, [keys[m] for m in model_ids], scores
 
 
-def _rigging_findings(rule: str, *, presence: bool) -> list[Finding]:
-    users, models, s = rigging_scores()
+def _rigging_findings(rule: str, *, presence: bool, scored: Scored | None = None) -> list[Finding]:
+    users, models, s = scored if scored is not None else rigging_scores()
     threshold = settings.ANOMALY_PRESENCE_Z if presence else settings.ANOMALY_AFFINITY_Z
     flags = s.flagged(z=threshold, min_votes=settings.ANOMALY_RIGGING_MIN_VOTES)
     z, model = (s.presence, s.presence_model) if presence else (s.affinity, s.affinity_model)
@@ -316,6 +319,14 @@ def affinity() -> list[Finding]:
     return _rigging_findings("affinity", presence=False)
 
 
+def rigging() -> list[Finding]:
+    """Presence and affinity from one read of the window's votes."""
+    scored = rigging_scores()
+    return _rigging_findings("presence", presence=True, scored=scored) + _rigging_findings(
+        "affinity", presence=False, scored=scored
+    )
+
+
 RULES: tuple[Callable[[], list[Finding]], ...] = (
     daily_cap,
     top_slot,
@@ -323,8 +334,7 @@ RULES: tuple[Callable[[], list[Finding]], ...] = (
     ip_bursts,
     inhuman_pace,
     implausible_latency,
-    presence,
-    affinity,
+    rigging,
 )
 
 
