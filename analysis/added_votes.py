@@ -54,28 +54,19 @@ def _lead(fit: BTFit, n: np.ndarray, s: np.ndarray, u: int, j: int) -> float:
     return float((theta[j, 0] - theta[u, 0]) * SCALE)
 
 
-def _added(fit: BTFit, u: int, j: int, votes: float) -> tuple[np.ndarray, np.ndarray]:
-    """The fit's pair statistics with ``votes`` more battles that ``j`` wins against ``u``."""
-    prob = fit.problem
-    n, s = prob.full_stats()
-    n, s = n.copy(), s.copy()
-    pairs = np.flatnonzero(((prob.pi == u) & (prob.pj == j)) | ((prob.pi == j) & (prob.pj == u)))
-    share = votes / len(pairs)
-    for p in pairs:
-        n[p, 0] += share
-        if prob.pi[p] == j:  # s counts the first model's points
-            s[p, 0] += share
-    return n, s
-
-
 def _cost(fit: BTFit, u: int, j: int, limit: int) -> int | None:
     prob = fit.problem
     met = ((prob.pi == u) & (prob.pj == j)) | ((prob.pi == j) & (prob.pj == u))
     if not met.any():
         return None  # never compared: the added votes would need a new pair
+    n0, s0 = prob.full_stats()
+    # one added vote, split over the orders the pair was served in; s counts the first
+    # model's points, so it grows only where j is first
+    dn = (met / met.sum())[:, None]
+    ds = dn * (prob.pi == j)[:, None]
 
     def overtakes(votes: int) -> bool:
-        return _lead(fit, *_added(fit, u, j, votes), u, j) > _TIE
+        return _lead(fit, n0 + votes * dn, s0 + votes * ds, u, j) > _TIE
 
     if not overtakes(limit):
         return None
